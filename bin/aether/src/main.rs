@@ -1,0 +1,280 @@
+//! The `aether` command line: parse arguments, read settings, call the pipeline crates, render.
+
+mod bench;
+
+use aether_engine::OutputFormat;
+use aether_ingest::{IngestOptions, Ingested, S3Options};
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "aether",
+    version,
+    about = "Move Spark workloads from CPU to GPU (RAPIDS on EMR) with evidence"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run SQL over event logs (or a warehouse) as tables.
+    Sql(SqlArgs),
+    /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
+    Ingest(IngestArgs),
+    /// Measure ingest throughput (MB/s of uncompressed log) and peak memory.
+    Bench(bench::BenchArgs),
+    /// (internal) one timed ingest, printed as JSON; used by `bench` to measure peak RSS.
+    #[command(hide = true)]
+    BenchOne(bench::BenchOneArgs),
+}
+
+#[derive(Args, Clone, Default)]
+struct Common {
+    /// Worker threads (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// AWS region for s3:// inputs (else the AWS environment).
+    #[arg(long)]
+    region: Option<String>,
+    /// Endpoint of an S3-compatible store (e.g. http://127.0.0.1:5000).
+    #[arg(long = "s3-endpoint", alias = "s3_endpoint")]
+    s3_endpoint: Option<String>,
+}
+
+impl Common {
+    fn ingest_options(&self) -> IngestOptions {
+        IngestOptions {
+            threads: self.threads,
+            s3: S3Options {
+                region: self.region.clone(),
+                endpoint: self.s3_endpoint.clone(),
+            },
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum, Default)]
+enum Format {
+    #[default]
+    Table,
+    Csv,
+    Json,
+}
+
+impl From<Format> for OutputFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => OutputFormat::Table,
+            Format::Csv => OutputFormat::Csv,
+            Format::Json => OutputFormat::Json,
+        }
+    }
+}
+
+#[derive(Args)]
+struct SqlArgs {
+    /// Event logs: files, directories, globs, .txt lists of paths, s3:// URLs (repeatable;
+    /// several paths may follow one flag).
+    #[arg(long = "event_log", alias = "event-log", num_args = 1.., action = clap::ArgAction::Append)]
+    event_log: Vec<String>,
+    /// Query a Parquet warehouse written by `aether ingest` instead of reading logs.
+    #[arg(long)]
+    warehouse: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Exit with status 2 if any log could not be read cleanly.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    common: Common,
+    /// The SQL query.
+    query: Option<String>,
+}
+
+#[derive(Args)]
+struct IngestArgs {
+    /// Event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// The warehouse: a directory or s3://bucket/prefix.
+    #[arg(long)]
+    out: String,
+    /// Re-read logs the warehouse already holds.
+    #[arg(long)]
+    force: bool,
+    /// Exit with status 2 if any log could not be read cleanly.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
+fn looks_like_sql(s: &str) -> bool {
+    let head = s
+        .trim_start()
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    matches!(
+        head.as_str(),
+        "SELECT" | "WITH" | "SHOW" | "DESCRIBE" | "EXPLAIN" | "VALUES" | "("
+    ) || s.trim_start().starts_with('(')
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("AETHER_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Print one warning line per problem to stderr.
+fn warn_problems(
+    ing_sources: &[aether_ingest::SourceError],
+    reports: &[aether_ingest::LogReport],
+) -> usize {
+    let mut n = 0;
+    for e in ing_sources {
+        eprintln!("warning: {}: {}", e.path, e.error);
+        n += 1;
+    }
+    for r in reports {
+        for e in &r.errors {
+            match e.line {
+                Some(l) => eprintln!("warning: {}:{}: {}", e.file, l, e.error),
+                None => eprintln!("warning: {}: {}", e.file, e.error),
+            }
+            n += 1;
+        }
+    }
+    n
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
+    if a.query.is_none() {
+        if let Some(last) = a.event_log.last() {
+            if looks_like_sql(last) && !std::path::Path::new(last).exists() {
+                a.query = a.event_log.pop();
+            }
+        }
+    }
+    let Some(query) = a.query.clone() else {
+        eprintln!(
+            "error: no SQL query given (e.g. aether sql --event_log LOG \"SELECT * FROM applications\")"
+        );
+        return Ok(ExitCode::from(2));
+    };
+    if a.event_log.is_empty() && a.warehouse.is_none() {
+        eprintln!("error: give --event_log PATH… or --warehouse DIR");
+        return Ok(ExitCode::from(2));
+    }
+    let opts = a.common.ingest_options();
+    let ctx = aether_engine::session();
+    let mut failed_files = false;
+    if !a.event_log.is_empty() {
+        let ing: Ingested = aether_ingest::ingest(&a.event_log, &opts);
+        let problems = warn_problems(&ing.source_errors, &ing.logs);
+        failed_files = problems > 0;
+        if !ing.any_app() {
+            eprintln!("error: no event log could be read");
+            return Ok(ExitCode::from(2));
+        }
+        tracing::info!(
+            logs = ing.logs.len(),
+            bytes = ing.bytes,
+            elapsed_ms = ing.elapsed.as_millis() as u64,
+            "ingested"
+        );
+        aether_engine::register_ingested(&ctx, &ing)?;
+    }
+    let rt = runtime()?;
+    if let Some(w) = &a.warehouse {
+        let wh = aether_engine::Warehouse::open(w, &opts.s3)?;
+        if let Err(e) = rt.block_on(wh.register(&ctx)) {
+            eprintln!("error: {w}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    match rt.block_on(aether_engine::query(&ctx, &query)) {
+        Ok((schema, batches)) => {
+            let text = aether_engine::render(&schema, &batches, a.format.into())?;
+            println!("{}", text.trim_end());
+        }
+        Err(e) => {
+            eprintln!("error: query failed: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    Ok(if a.strict && failed_files {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
+    let opts = a.common.ingest_options();
+    let t0 = std::time::Instant::now();
+    let rep = match aether_engine::ingest_to_warehouse(&a.inputs, &a.out, &opts, a.force) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let problems = warn_problems(&rep.source_errors, &rep.written);
+    let read_ok = rep.written.iter().filter(|r| r.app_id.is_some()).count();
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "ingested {} log(s) ({} with tables, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
+        rep.written.len(),
+        read_ok,
+        rep.bytes as f64 / 1e6,
+        secs,
+        rep.skipped.len(),
+        a.out
+    );
+    if read_ok == 0 && rep.skipped.is_empty() {
+        eprintln!("error: no event log could be read");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(if a.strict && problems > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn main() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Sql(a) => cmd_sql(a),
+        Command::Ingest(a) => cmd_ingest(a),
+        Command::Bench(a) => bench::run(a),
+        Command::BenchOne(a) => bench::run_one(a),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! End-to-end tests of the `aether` binary: SQL over the bundled samples, output formats, exit
+//! codes and warnings for bad input, the Parquet warehouse, and S3 input through a local
+//! moto server (never real AWS).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sample() -> String {
+    repo().join("datasets/sample").display().to_string()
+}
+
+fn aether(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(args)
+        .output()
+        .expect("run aether")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn sql_over_the_bundled_sample() {
+    let o = aether(&[
+        "sql",
+        "--event_log",
+        &sample(),
+        "--format",
+        "csv",
+        "SELECT app_name, complete FROM applications ORDER BY app_name",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        "app_name,complete\nfailing_tasks,true\npandas_udf__zstd,true\ntpch_q18__defaults,true\ntpch_q1__snappy,true\ntpch_q3,true\ntpch_q3__lz4,true"
+    );
+    assert!(
+        stderr(&o).is_empty(),
+        "no warnings expected: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn several_paths_after_one_flag_and_the_dash_spelling() {
+    let s = repo().join("datasets/sample");
+    let a = s.join("local-1796009671201").display().to_string();
+    let b = s.join("local-1796009829641.lz4").display().to_string();
+    let c = s.join("local-1796009848199.snappy").display().to_string();
+    let o = aether(&[
+        "sql",
+        "--event_log",
+        &a,
+        &b,
+        "--event-log",
+        &c,
+        "--format",
+        "json",
+        "SELECT count(*) AS n FROM applications",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"[{"n":3}]"#);
+}
+
+#[test]
+fn bad_inputs_are_named_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = dir.path().join("driver.log");
+    std::fs::write(
+        &driver,
+        "26/11/30 10:00:00 INFO SparkContext: Running Spark version 4.3.0\n",
+    )
+    .unwrap();
+    let fake_lz4 = dir.path().join("x.lz4");
+    std::fs::write(&fake_lz4, "{\"Event\":\"SparkListenerLogStart\"}\n").unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "").unwrap();
+    let good = repo()
+        .join("datasets/sample/local-1796009671201")
+        .display()
+        .to_string();
+    // a truncated copy of a good log: the good lines are kept
+    let text = std::fs::read_to_string(&good).unwrap();
+    let cut = dir.path().join("cut");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let missing = dir.path().join("nope").display().to_string();
+    let args = [
+        "sql",
+        "--event_log",
+        &good,
+        driver.to_str().unwrap(),
+        fake_lz4.to_str().unwrap(),
+        empty.to_str().unwrap(),
+        cut.to_str().unwrap(),
+        &missing,
+        "--format",
+        "csv",
+        "SELECT count(*) AS apps FROM applications",
+    ];
+    let o = aether(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // the good log and the good half of the cut log
+    assert_eq!(stdout(&o).trim(), "apps\n2");
+    let err = stderr(&o);
+    for (file, what) in [
+        (driver.to_str().unwrap(), "not a Spark event log"),
+        (fake_lz4.to_str().unwrap(), "lz4"),
+        (empty.to_str().unwrap(), "empty"),
+        (cut.to_str().unwrap(), "cut off"),
+        (missing.as_str(), "no such file"),
+    ] {
+        assert!(
+            err.lines().any(|l| l.contains(file) && l.contains(what)),
+            "no warning for {file} ({what}) in:\n{err}"
+        );
+    }
+    // the problems are a table too
+    let mut q = args.to_vec();
+    *q.last_mut().unwrap() = "SELECT count(DISTINCT event_log) AS files FROM ingest_errors";
+    let o = aether(&q);
+    assert_eq!(stdout(&o).trim(), "files\n5");
+    // --strict turns any problem into exit 2
+    let mut strict = args.to_vec();
+    strict.insert(1, "--strict");
+    assert_eq!(aether(&strict).status.code(), Some(2));
+    // nothing readable: exit 2
+    let o = aether(&["sql", "--event_log", driver.to_str().unwrap(), "SELECT 1"]);
+    assert_eq!(o.status.code(), Some(2));
+    // a query error: exit 2 with the message
+    let o = aether(&["sql", "--event_log", &good, "SELECT nope FROM applications"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+}
+
+#[test]
+fn warehouse_round_trip_and_incremental_reingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh").display().to_string();
+    let o = aether(&["ingest", &sample(), "--out", &wh]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ingested 6 log(s)"), "{}", stderr(&o));
+    let q = "SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM stages) AS stages, (SELECT sum(executor_run_time_ms) FROM tasks) AS run_ms, (SELECT count(*) FROM sql_plan_nodes) AS nodes";
+    let from_logs = aether(&["sql", "--event_log", &sample(), "--format", "csv", q]);
+    let from_wh = aether(&["sql", "--warehouse", &wh, "--format", "csv", q]);
+    assert!(from_wh.status.success(), "{}", stderr(&from_wh));
+    assert_eq!(stdout(&from_logs), stdout(&from_wh));
+    // again: nothing to read
+    let o = aether(&["ingest", &sample(), "--out", &wh]);
+    assert!(
+        stderr(&o).contains("ingested 0 log(s)") && stderr(&o).contains("skipped 6"),
+        "{}",
+        stderr(&o)
+    );
+    // a new log joins the warehouse without re-reading the others
+    let extra = repo().join("../shared/datasets/real-spark-4.3.0/local-1796009685770");
+    if extra.exists() {
+        let o = aether(&["ingest", &sample(), extra.to_str().unwrap(), "--out", &wh]);
+        assert!(
+            stderr(&o).contains("ingested 1 log(s)") && stderr(&o).contains("skipped 6"),
+            "{}",
+            stderr(&o)
+        );
+        let o = aether(&[
+            "sql",
+            "--warehouse",
+            &wh,
+            "--format",
+            "csv",
+            "SELECT count(*) AS n FROM applications",
+        ]);
+        assert_eq!(stdout(&o).trim(), "n\n7");
+    }
+}
+
+/// A moto S3 server on a free loopback port, stopped on drop.
+struct Moto {
+    child: std::process::Child,
+    endpoint: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_moto() -> Moto {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("moto_server")
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("moto_server (pip install 'moto[server]') must be installed: .ci/run installs it");
+    let endpoint = format!("http://127.0.0.1:{port}");
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Moto { child, endpoint };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("moto_server did not start on port {port}");
+}
+
+fn upload(endpoint: &str, bucket: &str, files: &[(&Path, &str)]) {
+    let mut script = format!(
+        "import boto3\ns3 = boto3.client('s3', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\ns3.create_bucket(Bucket='{bucket}')\n"
+    );
+    for (path, key) in files {
+        script.push_str(&format!(
+            "s3.upload_file(r'{}', '{bucket}', '{key}')\n",
+            path.display()
+        ));
+    }
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "upload failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn aether_s3(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(args)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_PROFILE")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn s3_inputs_and_warehouse_through_a_local_moto_server() {
+    let moto = start_moto();
+    let s = repo().join("datasets/sample");
+    let roll = s.join("eventlog_v2_local-1796009941265");
+    upload(
+        &moto.endpoint,
+        "aether-logs",
+        &[
+            (&s.join("local-1796009671201"), "fleet/local-1796009671201"),
+            (
+                &s.join("local-1796009829641.lz4"),
+                "fleet/local-1796009829641.lz4",
+            ),
+            (
+                &roll.join("events_1_local-1796009941265.zstd"),
+                "fleet/eventlog_v2_local-1796009941265/events_1_local-1796009941265.zstd",
+            ),
+            (
+                &roll.join("appstatus_local-1796009941265"),
+                "fleet/eventlog_v2_local-1796009941265/appstatus_local-1796009941265",
+            ),
+        ],
+    );
+    let q = "SELECT app_name, (SELECT count(*) FROM tasks t WHERE t.app_id = a.app_id) AS tasks FROM applications a ORDER BY app_name";
+    let from_s3 = aether_s3(&[
+        "sql",
+        "--event_log",
+        "s3://aether-logs/fleet/",
+        "--s3-endpoint",
+        &moto.endpoint,
+        "--format",
+        "csv",
+        q,
+    ]);
+    assert!(from_s3.status.success(), "{}", stderr(&from_s3));
+    let local = aether(&[
+        "sql",
+        "--event_log",
+        s.join("local-1796009671201").to_str().unwrap(),
+        s.join("local-1796009829641.lz4").to_str().unwrap(),
+        roll.to_str().unwrap(),
+        "--format",
+        "csv",
+        q,
+    ]);
+    assert_eq!(stdout(&from_s3), stdout(&local));
+    assert_eq!(stdout(&from_s3).lines().count(), 4, "{}", stdout(&from_s3));
+
+    // a warehouse on S3
+    upload(&moto.endpoint, "aether-wh", &[]);
+    let o = aether_s3(&[
+        "ingest",
+        "s3://aether-logs/fleet/",
+        "--out",
+        "s3://aether-wh/aether",
+        "--s3-endpoint",
+        &moto.endpoint,
+    ]);
+    assert!(
+        o.status.success() && stderr(&o).contains("ingested 3 log(s)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = aether_s3(&[
+        "sql",
+        "--warehouse",
+        "s3://aether-wh/aether",
+        "--s3-endpoint",
+        &moto.endpoint,
+        "--format",
+        "csv",
+        q,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&local));
+
+    // a missing bucket is a named problem, not a crash
+    let o = aether_s3(&[
+        "sql",
+        "--event_log",
+        "s3://no-such-bucket/x/",
+        "--s3-endpoint",
+        &moto.endpoint,
+        "SELECT 1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("s3://no-such-bucket/x/"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,374 @@
+//! aether-engine: one DataFusion session over the event-log tables, and the Parquet warehouse.
+//!
+//! Owns: registering the tables (in memory, from an ingest, or from a warehouse directory or
+//! `s3://` prefix), running SQL and rendering results (table, CSV, JSON), and writing a
+//! warehouse incrementally (one Parquet file per log and table, logs already present skipped).
+//!
+//! Does not own: reading event logs (`aether-ingest`).
+
+use aether_ingest::tables::all_schemas;
+use aether_ingest::{IngestOptions, Ingested, LogSource};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::datasource::MemTable;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use object_store::path::Path as ObjPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use std::sync::Arc;
+
+/// Errors of the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A DataFusion error (planning or execution).
+    #[error("{0}")]
+    DataFusion(#[from] datafusion::error::DataFusionError),
+    /// A storage error.
+    #[error("{0}")]
+    Store(#[from] object_store::Error),
+    /// Anything else, with context.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Result type of the engine.
+pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// A new session configured for aether (information_schema on).
+pub fn session() -> SessionContext {
+    let cfg = SessionConfig::new()
+        .with_information_schema(true)
+        .with_default_catalog_and_schema("aether", "public");
+    SessionContext::new_with_config(cfg)
+}
+
+/// Register every table of an ingest as in-memory tables.
+pub fn register_ingested(ctx: &SessionContext, ing: &Ingested) -> Result<()> {
+    for (name, schema) in all_schemas() {
+        let batches = ing.tables.get(name).cloned().unwrap_or_default();
+        register_batches(ctx, name, schema, batches)?;
+    }
+    Ok(())
+}
+
+fn register_batches(
+    ctx: &SessionContext,
+    name: &str,
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<()> {
+    let table = MemTable::try_new(schema, vec![batches])?;
+    ctx.deregister_table(name)?;
+    ctx.register_table(name, Arc::new(table))?;
+    Ok(())
+}
+
+/// Run one SQL statement and collect the result.
+pub async fn query(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let df = ctx.sql(sql).await?;
+    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await?;
+    Ok((schema, batches))
+}
+
+/// How to print a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// An aligned text table.
+    #[default]
+    Table,
+    /// CSV with a header.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+}
+
+/// Render batches in `format`.
+pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat) -> Result<String> {
+    let other = |e: datafusion::arrow::error::ArrowError| EngineError::Other(e.to_string());
+    match format {
+        OutputFormat::Table => {
+            if batches.iter().all(|b| b.num_rows() == 0) {
+                let empty = RecordBatch::new_empty(schema.clone());
+                return Ok(
+                    datafusion::arrow::util::pretty::pretty_format_batches(&[empty])
+                        .map_err(other)?
+                        .to_string(),
+                );
+            }
+            Ok(
+                datafusion::arrow::util::pretty::pretty_format_batches(batches)
+                    .map_err(other)?
+                    .to_string(),
+            )
+        }
+        OutputFormat::Csv => {
+            let mut buf = Vec::new();
+            {
+                let mut w = datafusion::arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .build(&mut buf);
+                if batches.is_empty() {
+                    w.write(&RecordBatch::new_empty(schema.clone()))
+                        .map_err(other)?;
+                }
+                for b in batches {
+                    w.write(b).map_err(other)?;
+                }
+            }
+            String::from_utf8(buf).map_err(|e| EngineError::Other(e.to_string()))
+        }
+        OutputFormat::Json => {
+            let mut buf = Vec::new();
+            {
+                let mut w = datafusion::arrow::json::ArrayWriter::new(&mut buf);
+                let refs: Vec<&RecordBatch> = batches.iter().collect();
+                w.write_batches(&refs).map_err(other)?;
+                w.finish().map_err(other)?;
+            }
+            let s = String::from_utf8(buf).map_err(|e| EngineError::Other(e.to_string()))?;
+            Ok(if s.is_empty() { "[]".to_string() } else { s })
+        }
+    }
+}
+
+/// A warehouse location: a local directory or an `s3://bucket/prefix`.
+pub struct Warehouse {
+    store: Arc<dyn ObjectStore>,
+    /// Prefix within the store.
+    prefix: ObjPath,
+    /// The URL DataFusion uses to list it (`file:///…/` or `s3://bucket/prefix/`).
+    url: String,
+}
+
+/// Marker of one ingested log, stored under `_logs/` in the warehouse.
+#[derive(serde::Serialize, serde::Deserialize, Debug)]
+struct LogMarker {
+    source: String,
+    stamp: String,
+    key: String,
+    app_id: Option<String>,
+}
+
+/// A stable file key for a log path (FNV-1a 64 of the path).
+fn log_key(source: &str) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in source.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+impl Warehouse {
+    /// Open (or prepare to create) a warehouse at `location`.
+    pub fn open(location: &str, s3: &aether_ingest::S3Options) -> Result<Warehouse> {
+        if let Some(rest) = location.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            let store = aether_ingest::source::s3_store(bucket, s3).map_err(EngineError::Other)?;
+            let prefix = prefix.trim_end_matches('/');
+            Ok(Warehouse {
+                store,
+                prefix: ObjPath::from(prefix),
+                url: format!("s3://{bucket}/{prefix}/"),
+            })
+        } else {
+            std::fs::create_dir_all(location).map_err(|e| {
+                EngineError::Other(format!(
+                    "{location}: cannot create the warehouse directory: {e}"
+                ))
+            })?;
+            let abs = std::fs::canonicalize(location)
+                .map_err(|e| EngineError::Other(format!("{location}: {e}")))?;
+            let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(&abs)?);
+            Ok(Warehouse {
+                store,
+                prefix: ObjPath::from(""),
+                url: format!("file://{}/", abs.display()),
+            })
+        }
+    }
+
+    fn path(&self, rel: &str) -> ObjPath {
+        if self.prefix.as_ref().is_empty() {
+            ObjPath::from(rel)
+        } else {
+            ObjPath::from(format!("{}/{rel}", self.prefix))
+        }
+    }
+
+    async fn markers(&self) -> Result<std::collections::HashMap<String, LogMarker>> {
+        use futures::TryStreamExt;
+        let mut out = std::collections::HashMap::new();
+        let list: Vec<_> = match self
+            .store
+            .list(Some(&self.path("_logs")))
+            .try_collect()
+            .await
+        {
+            Ok(l) => l,
+            Err(object_store::Error::NotFound { .. }) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        for meta in list {
+            let bytes = self.store.get(&meta.location).await?.bytes().await?;
+            if let Ok(m) = serde_json::from_slice::<LogMarker>(&bytes) {
+                out.insert(m.source.clone(), m);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn put(&self, rel: &str, data: Vec<u8>) -> Result<()> {
+        self.store
+            .put(&self.path(rel), PutPayload::from(data))
+            .await?;
+        Ok(())
+    }
+
+    /// Register every table of the warehouse (Parquet under `<table>/`) in `ctx`.
+    pub async fn register(&self, ctx: &SessionContext) -> Result<()> {
+        if self.url.starts_with("s3://") {
+            let u = url::Url::parse(&self.url).map_err(|e| EngineError::Other(e.to_string()))?;
+            let base = url::Url::parse(&format!("s3://{}", u.host_str().unwrap_or_default()))
+                .map_err(|e| EngineError::Other(e.to_string()))?;
+            ctx.register_object_store(&base, self.store.clone());
+        }
+        for (name, schema) in all_schemas() {
+            let url = ListingTableUrl::parse(format!("{}{name}/", self.url))?;
+            let opts = ListingOptions::new(Arc::new(ParquetFormat::default()))
+                .with_file_extension(".parquet");
+            let cfg = ListingTableConfig::new(url)
+                .with_listing_options(opts)
+                .with_schema(schema.clone());
+            ctx.deregister_table(name)?;
+            ctx.register_table(name, Arc::new(ListingTable::try_new(cfg)?))?;
+        }
+        Ok(())
+    }
+}
+
+/// Outcome of writing a warehouse.
+#[derive(Debug, Default)]
+pub struct WarehouseReport {
+    /// Logs read and written.
+    pub written: Vec<aether_ingest::LogReport>,
+    /// Logs skipped because the warehouse already holds them unchanged.
+    pub skipped: Vec<String>,
+    /// Inputs that could not be expanded into logs.
+    pub source_errors: Vec<aether_ingest::SourceError>,
+    /// Uncompressed bytes read.
+    pub bytes: u64,
+}
+
+fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).map_err(|e| EngineError::Other(e.to_string()))?,
+        ))
+        .build();
+    let mut buf = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))
+        .map_err(|e| EngineError::Other(e.to_string()))?;
+    w.write(batch)
+        .map_err(|e| EngineError::Other(e.to_string()))?;
+    w.close().map_err(|e| EngineError::Other(e.to_string()))?;
+    Ok(buf)
+}
+
+/// Ingest `inputs` into the warehouse at `location`: one Parquet file per log and table, written
+/// as each log finishes (nothing already written is lost if a later log fails), logs already in
+/// the warehouse with the same size and mtime/ETag skipped. Errors go to `ingest_errors/`.
+pub fn ingest_to_warehouse(
+    inputs: &[String],
+    location: &str,
+    opts: &IngestOptions,
+    force: bool,
+) -> Result<WarehouseReport> {
+    let rt = aether_ingest::io_runtime();
+    let wh = Warehouse::open(location, &opts.s3)?;
+    let (logs, source_errors) = aether_ingest::discover(inputs, opts, &rt);
+    let markers = rt.block_on(wh.markers())?;
+    let mut report = WarehouseReport {
+        source_errors,
+        ..Default::default()
+    };
+    let mut todo: Vec<LogSource> = Vec::new();
+    for l in logs {
+        match markers.get(&l.display) {
+            Some(m) if !force && m.stamp == l.stamp() => report.skipped.push(l.display.clone()),
+            _ => todo.push(l),
+        }
+    }
+    let written = std::sync::Mutex::new(Vec::new());
+    let failures = std::sync::Mutex::new(Vec::<String>::new());
+    let handle = rt.handle().clone();
+    aether_ingest::read_logs(&todo, opts, &rt, |log, out| {
+        let key = log_key(&log.display);
+        let write = || -> Result<()> {
+            if let Some(app) = &out.app {
+                for (name, batch) in &app.batches {
+                    handle.block_on(
+                        wh.put(&format!("{name}/{key}.parquet"), parquet_bytes(batch)?),
+                    )?;
+                }
+            }
+            let errs = aether_ingest::error_batch(&[], out.errors.iter());
+            handle.block_on(wh.put(
+                &format!("ingest_errors/{key}.parquet"),
+                parquet_bytes(&errs)?,
+            ))?;
+            let marker = LogMarker {
+                source: log.display.clone(),
+                stamp: log.stamp(),
+                key: key.clone(),
+                app_id: out.app.as_ref().map(|a| a.app_id.clone()),
+            };
+            handle.block_on(wh.put(
+                &format!("_logs/{key}.json"),
+                serde_json::to_vec(&marker).unwrap_or_default(),
+            ))?;
+            Ok(())
+        };
+        if let Err(e) = write() {
+            if let Ok(mut f) = failures.lock() {
+                f.push(format!(
+                    "{}: cannot write to the warehouse: {e}",
+                    log.display
+                ));
+            }
+        }
+        let rep = aether_ingest::LogReport {
+            source: log.display.clone(),
+            app_id: out.app.as_ref().map(|a| a.app_id.clone()),
+            errors: out.errors,
+            bytes: out.bytes,
+            lines: out.lines,
+        };
+        if let Ok(mut w) = written.lock() {
+            w.push(rep);
+        }
+    });
+    let failures = failures.into_inner().unwrap_or_default();
+    if !failures.is_empty() {
+        return Err(EngineError::Other(failures.join("\n")));
+    }
+    report.written = written.into_inner().unwrap_or_default();
+    report.written.sort_by(|a, b| a.source.cmp(&b.source));
+    report.bytes = report.written.iter().map(|r| r.bytes).sum();
+    if !report.source_errors.is_empty() {
+        let errs = aether_ingest::error_batch(&report.source_errors, std::iter::empty());
+        let key = log_key(&format!("inputs:{}", inputs.join(",")));
+        rt.block_on(wh.put(
+            &format!("ingest_errors/inputs-{key}.parquet"),
+            parquet_bytes(&errs)?,
+        ))?;
+    }
+    Ok(report)
+}

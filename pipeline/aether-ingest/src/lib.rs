@@ -1,0 +1,233 @@
+//! aether-ingest: Spark event logs into typed Arrow tables.
+//!
+//! Owns: finding logs (files, directories, globs, list files, `s3://`), every codec and layout
+//! Spark writes (plain, lz4-java, snappy-java, LZF, zstd, gzip; single files, rolling
+//! `eventlog_v2_*` and Databricks directories, in-progress logs), streaming each log once, line by
+//! line, parsing the events it needs into typed columns, and reporting bad input per file and line.
+//!
+//! Does not own: SQL (see `aether-engine`), storage of the tables (the warehouse), or any
+//! interpretation of the numbers beyond what Spark's own status listeners compute.
+
+pub mod codec;
+pub mod events;
+pub mod read;
+pub mod source;
+pub mod state;
+pub mod tables;
+
+use datafusion::arrow::record_batch::RecordBatch;
+pub use read::{ErrorRow, LogOutcome};
+pub use source::{LogSource, S3Options, SourceError};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// How to ingest.
+#[derive(Clone, Debug, Default)]
+pub struct IngestOptions {
+    /// Worker threads (0 = all cores).
+    pub threads: usize,
+    /// S3 settings for `s3://` inputs.
+    pub s3: S3Options,
+}
+
+impl IngestOptions {
+    fn threads(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }
+    }
+}
+
+/// What happened to one log.
+#[derive(Debug, Clone)]
+pub struct LogReport {
+    /// Path or URL of the log.
+    pub source: String,
+    /// Application id read (None when nothing could be read).
+    pub app_id: Option<String>,
+    /// Problems (empty when the log was read cleanly).
+    pub errors: Vec<ErrorRow>,
+    /// Uncompressed bytes read.
+    pub bytes: u64,
+    /// Lines read.
+    pub lines: u64,
+}
+
+impl LogReport {
+    /// Whether the log was read without any problem.
+    pub fn ok(&self) -> bool {
+        self.app_id.is_some() && self.errors.is_empty()
+    }
+}
+
+/// The tables of many logs, plus what happened to each log.
+#[derive(Default)]
+pub struct Ingested {
+    /// Table name → batches (one or more per log).
+    pub tables: BTreeMap<&'static str, Vec<RecordBatch>>,
+    /// One report per log found.
+    pub logs: Vec<LogReport>,
+    /// Inputs that could not be expanded into logs (missing paths, …).
+    pub source_errors: Vec<SourceError>,
+    /// Uncompressed bytes read over all logs.
+    pub bytes: u64,
+    /// Wall time of the ingest.
+    pub elapsed: std::time::Duration,
+}
+
+impl Ingested {
+    /// Whether any log was read into tables.
+    pub fn any_app(&self) -> bool {
+        self.logs.iter().any(|l| l.app_id.is_some())
+    }
+
+    /// Whether every input was found and every log read cleanly.
+    pub fn all_ok(&self) -> bool {
+        self.source_errors.is_empty() && self.logs.iter().all(LogReport::ok)
+    }
+
+    /// The `ingest_errors` table for the problems recorded.
+    pub fn error_batch(&self) -> RecordBatch {
+        error_batch(
+            &self.source_errors,
+            self.logs.iter().flat_map(|l| l.errors.iter()),
+        )
+    }
+}
+
+/// Build the `ingest_errors` batch from source errors and per-log error rows.
+pub fn error_batch<'a>(
+    sources: &[SourceError],
+    rows: impl Iterator<Item = &'a ErrorRow>,
+) -> RecordBatch {
+    let mut t = tables::IngestErrors::default();
+    for e in sources {
+        t.event_log.append_value(&e.path);
+        t.line.append_null();
+        t.error.append_value(&e.error);
+    }
+    for e in rows {
+        t.event_log.append_value(&e.file);
+        t.line.append_option(e.line);
+        t.error.append_value(&e.error);
+    }
+    t.finish(&[])
+}
+
+/// A runtime for object-store I/O, driven from the ingest threads.
+pub fn io_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("aether-io")
+        .enable_all()
+        .build()
+        .expect("a tokio runtime for object-store I/O")
+}
+
+/// Expand inputs (paths, globs, list files, `s3://` URLs) into logs.
+pub fn discover(
+    inputs: &[String],
+    opts: &IngestOptions,
+    rt: &tokio::runtime::Runtime,
+) -> (Vec<LogSource>, Vec<SourceError>) {
+    source::discover(inputs, &opts.s3, rt)
+}
+
+/// Rough uncompressed size of a log, to decide whether to parse it in parallel.
+fn estimated_bytes(log: &LogSource) -> u64 {
+    log.parts
+        .iter()
+        .map(
+            |p| match codec::Codec::from_file_name(&p.location.file_name()) {
+                None => p.size,
+                Some(_) => p.size.saturating_mul(12),
+            },
+        )
+        .sum()
+}
+
+/// Read `logs` in parallel, calling `each` (from worker threads) with every outcome.
+/// Large logs are parsed with several threads; small ones one per thread.
+pub fn read_logs<F>(logs: &[LogSource], opts: &IngestOptions, rt: &tokio::runtime::Runtime, each: F)
+where
+    F: Fn(&LogSource, LogOutcome) + Sync,
+{
+    let threads = opts.threads();
+    let mut order: Vec<usize> = (0..logs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(estimated_bytes(&logs[i])));
+    let queue = Mutex::new(order.into_iter());
+    let handle = rt.handle().clone();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(logs.len()).max(1) {
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.next());
+                    let Some(i) = next else { break };
+                    let log = &logs[i];
+                    let inner = if estimated_bytes(log) > (32 << 20) { threads } else { 1 };
+                    let t0 = Instant::now();
+                    let out = read::read_log(log, &handle, inner);
+                    tracing::debug!(uri = %log.display, bytes = out.bytes, elapsed_ms = t0.elapsed().as_millis() as u64, "log read");
+                    each(log, out);
+                }
+            });
+        }
+    });
+}
+
+/// Find and read every log named by `inputs` into in-memory tables.
+pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
+    let t0 = Instant::now();
+    let rt = io_runtime();
+    let (logs, source_errors) = discover(inputs, opts, &rt);
+    let collected: Mutex<Vec<(usize, LogReport, Option<state::AppBatches>)>> =
+        Mutex::new(Vec::new());
+    let index: std::collections::HashMap<&str, usize> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.display.as_str(), i))
+        .collect();
+    read_logs(&logs, opts, &rt, |log, out| {
+        let report = LogReport {
+            source: log.display.clone(),
+            app_id: out.app.as_ref().map(|a| a.app_id.clone()),
+            errors: out.errors,
+            bytes: out.bytes,
+            lines: out.lines,
+        };
+        let i = index[log.display.as_str()];
+        if let Ok(mut c) = collected.lock() {
+            c.push((i, report, out.app));
+        }
+    });
+    let mut collected = collected.into_inner().unwrap_or_default();
+    collected.sort_by_key(|(i, _, _)| *i);
+    let mut res = Ingested {
+        source_errors,
+        ..Default::default()
+    };
+    for (name, _) in tables::all_schemas() {
+        res.tables.insert(name, Vec::new());
+    }
+    for (_, report, app) in collected {
+        res.bytes += report.bytes;
+        if let Some(app) = app {
+            for (name, batch) in app.batches {
+                if batch.num_rows() > 0 {
+                    res.tables.entry(name).or_default().push(batch);
+                }
+            }
+        }
+        res.logs.push(report);
+    }
+    let errors = res.error_batch();
+    res.tables.insert(tables::IngestErrors::NAME, vec![errors]);
+    drop(rt);
+    res.elapsed = t0.elapsed();
+    res
+}

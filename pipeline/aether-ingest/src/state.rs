@@ -1,0 +1,771 @@
+//! Replays the events of one application attempt into table rows, as Spark's own status
+//! listeners would (stage attempts by status, skipped stages, task status from the end reason,
+//! SQL metric values from task accumulable updates plus driver updates).
+
+use crate::events::*;
+use crate::tables::*;
+use datafusion::arrow::record_batch::RecordBatch;
+use std::collections::HashMap;
+
+#[derive(Default)]
+struct JobRow {
+    job_id: i64,
+    sql_id: Option<i64>,
+    submit_ms: Option<i64>,
+    end_ms: Option<i64>,
+    status: &'static str,
+    stage_ids: Vec<i64>,
+}
+
+#[derive(Default)]
+struct StageRow {
+    stage_id: i64,
+    attempt_id: i64,
+    name: Option<String>,
+    num_tasks: Option<i64>,
+    submit_ms: Option<i64>,
+    complete_ms: Option<i64>,
+    submitted: bool,
+    completed: bool,
+    failure_reason: Option<String>,
+    parent_ids: Vec<i64>,
+    job_ids: Vec<i64>,
+}
+
+#[derive(Default)]
+struct ExecRow {
+    executor_id: String,
+    host: Option<String>,
+    cores: Option<i64>,
+    added_ms: Option<i64>,
+    removed_ms: Option<i64>,
+    removed_reason: Option<String>,
+    resource_profile_id: Option<i64>,
+    gpus: Option<i64>,
+}
+
+#[derive(Default)]
+struct SqlRow {
+    sql_id: i64,
+    root_sql_id: Option<i64>,
+    description: Option<String>,
+    details: Option<String>,
+    start_ms: Option<i64>,
+    end_ms: Option<i64>,
+    error: Option<String>,
+    versions: i64,
+}
+
+/// A node of a flattened SQL plan.
+struct PlanNodeRow {
+    sql_id: i64,
+    version: i64,
+    node_id: i64,
+    parent: Option<i64>,
+    name: String,
+    desc: String,
+    codegen: Option<i64>,
+}
+
+struct MetricDef {
+    sql_id: i64,
+    version: i64,
+    node_id: Option<i64>,
+    accumulator_id: i64,
+    name: Option<String>,
+    metric_type: Option<String>,
+}
+
+/// Everything read from one application attempt, ready to become table rows.
+#[derive(Default)]
+pub struct AppState {
+    pub event_log: String,
+    pub log_bytes: u64,
+    pub app_id: Option<String>,
+    pub attempt_id: Option<String>,
+    app_name: Option<String>,
+    spark_version: Option<String>,
+    user: Option<String>,
+    start_ms: Option<i64>,
+    end_ms: Option<i64>,
+    exit_code: Option<i64>,
+    complete: bool,
+    /// Whether any Spark event was seen.
+    pub saw_event: bool,
+    executors: Vec<ExecRow>,
+    exec_idx: HashMap<String, usize>,
+    jobs: Vec<JobRow>,
+    job_idx: HashMap<i64, usize>,
+    stages: Vec<StageRow>,
+    stage_idx: HashMap<(i64, i64), usize>,
+    tasks: Tasks,
+    sqls: Vec<SqlRow>,
+    sql_idx: HashMap<i64, usize>,
+    plan_nodes: Vec<PlanNodeRow>,
+    metric_defs: Vec<MetricDef>,
+    accum_task: HashMap<i64, i64>,
+    accum_driver: HashMap<i64, i64>,
+    props: Properties,
+    event_counts: HashMap<String, (bool, i64)>,
+}
+
+/// Rows of one application attempt, one batch per table.
+pub struct AppBatches {
+    pub app_id: String,
+    pub attempt_id: Option<String>,
+    pub batches: Vec<(&'static str, RecordBatch)>,
+}
+
+impl AppState {
+    /// A new, empty state for the log at `event_log` of `log_bytes` bytes.
+    pub fn new(event_log: String, log_bytes: u64) -> Self {
+        AppState {
+            event_log,
+            log_bytes,
+            ..Default::default()
+        }
+    }
+
+    /// Count `n` events named `name` (`read`: whether aether parsed them).
+    pub fn count_events(&mut self, name: &[u8], read: bool, n: i64) {
+        let name = String::from_utf8_lossy(name);
+        let name = name
+            .strip_prefix("org.apache.spark.sql.execution.ui.")
+            .unwrap_or(&name);
+        if let Some(c) = self.event_counts.get_mut(name) {
+            c.1 += n;
+        } else {
+            self.event_counts.insert(name.to_string(), (read, n));
+        }
+    }
+
+    fn stage(&mut self, stage_id: i64, attempt_id: i64) -> &mut StageRow {
+        let n = self.stages.len();
+        let i = *self.stage_idx.entry((stage_id, attempt_id)).or_insert(n);
+        if i == n {
+            self.stages.push(StageRow {
+                stage_id,
+                attempt_id,
+                ..Default::default()
+            });
+        }
+        &mut self.stages[i]
+    }
+
+    fn stage_info(&mut self, info: StageInfo) -> &mut StageRow {
+        let s = self.stage(info.stage_id, info.attempt_id.0.unwrap_or(0));
+        if info.name.is_some() {
+            s.name = info.name;
+        }
+        if info.num_tasks.0.is_some() {
+            s.num_tasks = info.num_tasks.0;
+        }
+        if let Some(p) = info.parent_ids {
+            s.parent_ids = p;
+        }
+        if info.submission_time.0.is_some() {
+            s.submit_ms = info.submission_time.0;
+        }
+        if info.completion_time.0.is_some() {
+            s.complete_ms = info.completion_time.0;
+        }
+        if info.failure_reason.is_some() {
+            s.failure_reason = info.failure_reason;
+        }
+        s
+    }
+
+    fn executor(&mut self, id: &str) -> &mut ExecRow {
+        let n = self.executors.len();
+        let i = *self.exec_idx.entry(id.to_string()).or_insert(n);
+        if i == n {
+            self.executors.push(ExecRow {
+                executor_id: id.to_string(),
+                ..Default::default()
+            });
+        }
+        &mut self.executors[i]
+    }
+
+    fn sql(&mut self, sql_id: i64) -> &mut SqlRow {
+        let n = self.sqls.len();
+        let i = *self.sql_idx.entry(sql_id).or_insert(n);
+        if i == n {
+            self.sqls.push(SqlRow {
+                sql_id,
+                ..Default::default()
+            });
+        }
+        &mut self.sqls[i]
+    }
+
+    /// Apply one event.
+    pub fn apply(&mut self, ev: Event) {
+        self.saw_event = true;
+        match ev {
+            Event::LogStart(e) => self.spark_version = e.spark_version,
+            Event::ApplicationStart(e) => {
+                self.app_name = e.app_name;
+                if e.app_id.is_some() {
+                    self.app_id = e.app_id;
+                }
+                self.attempt_id = e.attempt_id;
+                self.start_ms = e.timestamp.0;
+                self.user = e.user;
+            }
+            Event::ApplicationEnd(e) => {
+                self.end_ms = e.timestamp.0;
+                self.exit_code = e.exit_code.0;
+                self.complete = true;
+            }
+            Event::EnvironmentUpdate(e) => {
+                let e = *e;
+                for (cat, map) in [
+                    ("jvm", e.jvm),
+                    ("spark", e.spark),
+                    ("hadoop", e.hadoop),
+                    ("system", e.system),
+                    ("classpath", e.classpath),
+                ] {
+                    for (k, v) in map.0 {
+                        self.props.category.append_value(cat);
+                        self.props.key.append_value(k);
+                        self.props.value.append_value(v);
+                    }
+                }
+            }
+            Event::ExecutorAdded(e) => {
+                let gpus = e
+                    .info
+                    .resources
+                    .as_ref()
+                    .map(|r| r.get("gpu").map(|g| g.addresses.len() as i64).unwrap_or(0));
+                let x = self.executor(&e.executor_id);
+                x.host = e.info.host;
+                x.cores = e.info.total_cores.0;
+                x.added_ms = e.timestamp.0;
+                x.resource_profile_id = e.info.resource_profile_id.0;
+                x.gpus = gpus;
+            }
+            Event::ExecutorRemoved(e) => {
+                let x = self.executor(&e.executor_id);
+                x.removed_ms = e.timestamp.0;
+                x.removed_reason = e.reason;
+            }
+            Event::JobStart(e) => {
+                let sql_id = e
+                    .properties
+                    .as_ref()
+                    .and_then(|p| p.sql_execution_id.as_deref())
+                    .and_then(|s| s.trim().parse().ok());
+                let mut stage_ids = e.stage_ids;
+                for info in e.stage_infos {
+                    if !stage_ids.contains(&info.stage_id) {
+                        stage_ids.push(info.stage_id);
+                    }
+                    let s = self.stage_info(info);
+                    s.job_ids.push(e.job_id);
+                }
+                let n = self.jobs.len();
+                let i = *self.job_idx.entry(e.job_id).or_insert(n);
+                if i == n {
+                    self.jobs.push(JobRow::default());
+                }
+                self.jobs[i] = JobRow {
+                    job_id: e.job_id,
+                    sql_id,
+                    submit_ms: e.submission_time.0,
+                    end_ms: None,
+                    status: "running",
+                    stage_ids,
+                };
+            }
+            Event::JobEnd(e) => {
+                let n = self.jobs.len();
+                let i = *self.job_idx.entry(e.job_id).or_insert(n);
+                if i == n {
+                    self.jobs.push(JobRow {
+                        job_id: e.job_id,
+                        ..Default::default()
+                    });
+                }
+                let j = &mut self.jobs[i];
+                j.end_ms = e.completion_time.0;
+                j.status = match e.result.result.as_deref() {
+                    Some("JobSucceeded") => "succeeded",
+                    _ => "failed",
+                };
+            }
+            Event::StageSubmitted(e) => {
+                let s = self.stage_info(e.info);
+                s.submitted = true;
+            }
+            Event::StageCompleted(e) => {
+                let s = self.stage_info(e.info);
+                s.submitted = true;
+                s.completed = true;
+            }
+            Event::TaskEnd(t) => self.task_end(*t),
+            Event::SqlExecutionStart(e) => {
+                let e = *e;
+                let s = self.sql(e.execution_id);
+                s.root_sql_id = e.root_execution_id.0;
+                s.description = e.description;
+                s.details = e.details;
+                s.start_ms = e.time.0;
+                if let Some(plan) = e.plan {
+                    self.add_plan(e.execution_id, &plan);
+                }
+            }
+            Event::SqlExecutionEnd(e) => {
+                let s = self.sql(e.execution_id);
+                s.end_ms = e.time.0;
+                s.error = e.error_message.filter(|m| !m.is_empty());
+            }
+            Event::SqlAdaptiveExecutionUpdate(e) => {
+                if let Some(plan) = e.plan {
+                    self.add_plan(e.execution_id, &plan);
+                }
+            }
+            Event::SqlAdaptiveMetricUpdates(e) => {
+                let version = (self.sql(e.execution_id).versions - 1).max(0);
+                for m in e.metrics {
+                    if let Some(acc) = m.accumulator_id.0 {
+                        self.metric_defs.push(MetricDef {
+                            sql_id: e.execution_id,
+                            version,
+                            node_id: None,
+                            accumulator_id: acc,
+                            name: m.name,
+                            metric_type: m.metric_type,
+                        });
+                    }
+                }
+            }
+            Event::DriverAccumUpdates(e) => {
+                for (id, v) in e.updates {
+                    if let (Some(id), Some(v)) = (id.0, v.0) {
+                        *self.accum_driver.entry(id).or_insert(0) += v;
+                    }
+                }
+            }
+        }
+    }
+
+    fn task_end(&mut self, t: TaskEnd) {
+        let info = t.info;
+        let reason = t.reason.reason.as_deref().unwrap_or("");
+        let status = match reason {
+            "Success" => "success",
+            "TaskKilled" | "TaskCommitDenied" => "killed",
+            "" => {
+                if info.killed == Some(true) {
+                    "killed"
+                } else if info.failed == Some(true) {
+                    "failed"
+                } else {
+                    "success"
+                }
+            }
+            _ => "failed",
+        };
+        let succeeded = status == "success";
+        for a in &info.accumulables {
+            let Some(name) = a.name.as_deref() else {
+                continue;
+            };
+            if name.starts_with("internal.") {
+                continue;
+            }
+            if !succeeded && a.count_failed_values == Some(false) {
+                continue;
+            }
+            if let (Some(id), Some(v)) = (a.id.0, a.update.0) {
+                *self.accum_task.entry(id).or_insert(0) += v;
+            }
+        }
+        let b = &mut self.tasks;
+        b.stage_id.append_value(t.stage_id);
+        b.stage_attempt_id
+            .append_value(t.stage_attempt_id.0.unwrap_or(0));
+        b.task_id.append_value(info.task_id);
+        b.task_index.append_option(info.index.0);
+        b.attempt.append_option(info.attempt.0);
+        b.executor_id.append_option(info.executor_id);
+        b.host.append_option(info.host);
+        b.locality.append_option(info.locality);
+        b.speculative.append_option(info.speculative);
+        let launch = info.launch_time.0.filter(|v| *v > 0);
+        let finish = info.finish_time.0.filter(|v| *v > 0);
+        b.launch_ms.append_option(launch);
+        b.finish_ms.append_option(finish);
+        b.duration_ms.append_option(match (launch, finish) {
+            (Some(l), Some(f)) => Some(f - l),
+            _ => None,
+        });
+        b.status.append_value(status);
+        let end_reason = if succeeded {
+            None
+        } else {
+            let r = &t.reason;
+            let detail = r
+                .kill_reason
+                .as_deref()
+                .or(r.loss_reason.as_deref())
+                .or(r.description.as_deref())
+                .or(r.class_name.as_deref());
+            Some(match detail {
+                Some(d) if !reason.is_empty() => format!("{reason}: {d}"),
+                Some(d) => d.to_string(),
+                None => reason.to_string(),
+            })
+        };
+        b.end_reason.append_option(end_reason);
+        let m = t.metrics.unwrap_or_default();
+        let has = |n: Num| n.0;
+        b.executor_run_time_ms
+            .append_option(has(m.executor_run_time));
+        b.executor_cpu_time_ns
+            .append_option(has(m.executor_cpu_time));
+        b.executor_deserialize_time_ms
+            .append_option(has(m.executor_deserialize_time));
+        b.executor_deserialize_cpu_time_ns
+            .append_option(has(m.executor_deserialize_cpu_time));
+        b.result_size_bytes.append_option(has(m.result_size));
+        b.jvm_gc_time_ms.append_option(has(m.jvm_gc_time));
+        b.result_serialization_time_ms
+            .append_option(has(m.result_serialization_time));
+        b.memory_bytes_spilled
+            .append_option(has(m.memory_bytes_spilled));
+        b.disk_bytes_spilled
+            .append_option(has(m.disk_bytes_spilled));
+        b.peak_execution_memory_bytes
+            .append_option(has(m.peak_execution_memory));
+        let input = m.input.unwrap_or_default();
+        b.input_bytes_read.append_option(input.bytes_read.0);
+        b.input_records_read.append_option(input.records_read.0);
+        let output = m.output.unwrap_or_default();
+        b.output_bytes_written.append_option(output.bytes_written.0);
+        b.output_records_written
+            .append_option(output.records_written.0);
+        let sr = m.shuffle_read.unwrap_or_default();
+        b.shuffle_remote_blocks_fetched
+            .append_option(sr.remote_blocks_fetched.0);
+        b.shuffle_local_blocks_fetched
+            .append_option(sr.local_blocks_fetched.0);
+        b.shuffle_fetch_wait_time_ms
+            .append_option(sr.fetch_wait_time.0);
+        b.shuffle_remote_bytes_read
+            .append_option(sr.remote_bytes_read.0);
+        b.shuffle_remote_bytes_read_to_disk
+            .append_option(sr.remote_bytes_read_to_disk.0);
+        b.shuffle_local_bytes_read
+            .append_option(sr.local_bytes_read.0);
+        b.shuffle_records_read.append_option(sr.records_read.0);
+        let sw = m.shuffle_write.unwrap_or_default();
+        b.shuffle_bytes_written.append_option(sw.bytes_written.0);
+        b.shuffle_write_time_ns.append_option(sw.write_time.0);
+        b.shuffle_records_written
+            .append_option(sw.records_written.0);
+    }
+
+    /// Flatten a plan tree the way Spark's `SparkPlanGraph` numbers its nodes: pre-order ids,
+    /// `WholeStageCodegen` as a cluster whose members carry its codegen id, `InputAdapter` and
+    /// query-stage wrappers elided, re-used exchanges pointing at the original.
+    fn add_plan(&mut self, sql_id: i64, plan: &SparkPlanInfo) {
+        let s = self.sql(sql_id);
+        let version = s.versions;
+        s.versions += 1;
+        let mut ctx = PlanCtx {
+            sql_id,
+            version,
+            next_id: 0,
+            nodes: Vec::new(),
+            metrics: Vec::new(),
+            exchanges: HashMap::new(),
+        };
+        ctx.walk(plan, None, None);
+        self.plan_nodes.extend(ctx.nodes);
+        self.metric_defs.extend(ctx.metrics);
+    }
+
+    /// Turn the state into one batch per table.
+    pub fn finish(mut self, fallback_app_id: &str) -> AppBatches {
+        let app_id = self
+            .app_id
+            .clone()
+            .unwrap_or_else(|| fallback_app_id.to_string());
+        let attempt = self.attempt_id.clone();
+        let key = [Some(app_id.as_str()), attempt.as_deref()];
+        let mut out: Vec<(&'static str, RecordBatch)> = Vec::new();
+
+        let mut a = Applications::default();
+        a.app_name.append_option(self.app_name.as_deref());
+        a.spark_version.append_option(self.spark_version.as_deref());
+        a.user.append_option(self.user.as_deref());
+        a.start_ms.append_option(self.start_ms);
+        a.end_ms.append_option(self.end_ms);
+        a.duration_ms
+            .append_option(match (self.start_ms, self.end_ms) {
+                (Some(s), Some(e)) => Some(e - s),
+                _ => None,
+            });
+        a.exit_code.append_option(self.exit_code);
+        a.event_log.append_value(&self.event_log);
+        a.log_bytes.append_value(self.log_bytes as i64);
+        a.complete.append_value(self.complete);
+        out.push((Applications::NAME, a.finish(&key)));
+
+        let mut x = Executors::default();
+        for e in &self.executors {
+            x.executor_id.append_value(&e.executor_id);
+            x.host.append_option(e.host.as_deref());
+            x.cores.append_option(e.cores);
+            x.added_ms.append_option(e.added_ms);
+            x.removed_ms.append_option(e.removed_ms);
+            x.removed_reason.append_option(e.removed_reason.as_deref());
+            x.resource_profile_id.append_option(e.resource_profile_id);
+            x.gpus.append_option(e.gpus);
+        }
+        out.push((Executors::NAME, x.finish(&key)));
+
+        let mut j = Jobs::default();
+        let mut job_ended: HashMap<i64, bool> = HashMap::new();
+        for r in &self.jobs {
+            job_ended.insert(r.job_id, r.status != "running");
+            j.job_id.append_value(r.job_id);
+            j.sql_id.append_option(r.sql_id);
+            j.submit_ms.append_option(r.submit_ms);
+            j.end_ms.append_option(r.end_ms);
+            j.status.append_value(if r.status.is_empty() {
+                "running"
+            } else {
+                r.status
+            });
+            j.stage_ids.values().append_slice(&r.stage_ids);
+            j.stage_ids.append(true);
+        }
+        out.push((Jobs::NAME, j.finish(&key)));
+
+        let mut s = Stages::default();
+        for r in &self.stages {
+            let status = if r.completed {
+                if r.failure_reason.is_some() {
+                    "failed"
+                } else {
+                    "complete"
+                }
+            } else if r.submitted {
+                "active"
+            } else if r
+                .job_ids
+                .iter()
+                .any(|id| job_ended.get(id).copied().unwrap_or(false))
+            {
+                "skipped"
+            } else {
+                "pending"
+            };
+            s.stage_id.append_value(r.stage_id);
+            s.attempt_id.append_value(r.attempt_id);
+            s.name.append_option(r.name.as_deref());
+            s.num_tasks.append_option(r.num_tasks);
+            s.submit_ms.append_option(r.submit_ms);
+            s.complete_ms.append_option(r.complete_ms);
+            s.status.append_value(status);
+            s.failure_reason.append_option(r.failure_reason.as_deref());
+            s.parent_ids.values().append_slice(&r.parent_ids);
+            s.parent_ids.append(true);
+        }
+        out.push((Stages::NAME, s.finish(&key)));
+
+        out.push((Tasks::NAME, self.tasks.finish(&key)));
+
+        let mut q = SqlExecutions::default();
+        for r in &self.sqls {
+            q.sql_id.append_value(r.sql_id);
+            q.root_sql_id.append_option(r.root_sql_id);
+            q.description.append_option(r.description.as_deref());
+            q.details.append_option(r.details.as_deref());
+            q.start_ms.append_option(r.start_ms);
+            q.end_ms.append_option(r.end_ms);
+            q.duration_ms.append_option(match (r.start_ms, r.end_ms) {
+                (Some(s), Some(e)) => Some(e - s),
+                _ => None,
+            });
+            q.error.append_option(r.error.as_deref());
+        }
+        out.push((SqlExecutions::NAME, q.finish(&key)));
+
+        let versions: HashMap<i64, i64> =
+            self.sqls.iter().map(|r| (r.sql_id, r.versions)).collect();
+        let mut p = SqlPlanNodes::default();
+        for n in &self.plan_nodes {
+            p.sql_id.append_value(n.sql_id);
+            p.plan_version.append_value(n.version);
+            p.is_final
+                .append_value(versions.get(&n.sql_id).copied() == Some(n.version + 1));
+            p.node_id.append_value(n.node_id);
+            p.parent_node_id.append_option(n.parent);
+            p.node_name.append_value(&n.name);
+            p.description.append_value(&n.desc);
+            p.codegen_stage_id.append_option(n.codegen);
+        }
+        out.push((SqlPlanNodes::NAME, p.finish(&key)));
+
+        let mut m = SqlMetrics::default();
+        for d in &self.metric_defs {
+            let t = self.accum_task.get(&d.accumulator_id);
+            let dr = self.accum_driver.get(&d.accumulator_id);
+            let value = match (t, dr) {
+                (None, None) => None,
+                (a, b) => Some(a.copied().unwrap_or(0) + b.copied().unwrap_or(0)),
+            };
+            m.sql_id.append_value(d.sql_id);
+            m.plan_version.append_value(d.version);
+            m.node_id.append_option(d.node_id);
+            m.accumulator_id.append_value(d.accumulator_id);
+            m.name.append_option(d.name.as_deref());
+            m.metric_type.append_option(d.metric_type.as_deref());
+            m.value.append_option(value);
+        }
+        out.push((SqlMetrics::NAME, m.finish(&key)));
+
+        out.push((Properties::NAME, self.props.finish(&key)));
+
+        let mut c = EventCounts::default();
+        let mut counts: Vec<_> = self.event_counts.into_iter().collect();
+        counts.sort();
+        for (name, (read, n)) in counts {
+            c.event.append_value(name);
+            c.read.append_value(read);
+            c.count.append_value(n);
+        }
+        out.push((EventCounts::NAME, c.finish(&key)));
+
+        AppBatches {
+            app_id,
+            attempt_id: attempt,
+            batches: out,
+        }
+    }
+}
+
+struct PlanCtx {
+    sql_id: i64,
+    version: i64,
+    next_id: i64,
+    nodes: Vec<PlanNodeRow>,
+    metrics: Vec<MetricDef>,
+    /// exchanges and subqueries seen, by structural fingerprint → node id
+    exchanges: HashMap<u64, i64>,
+}
+
+fn fingerprint(p: &SparkPlanInfo) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    fn walk(p: &SparkPlanInfo, h: &mut impl Hasher) {
+        p.node_name.hash(h);
+        p.simple_string.hash(h);
+        for m in &p.metrics {
+            m.accumulator_id.0.hash(h);
+        }
+        p.children.len().hash(h);
+        for c in &p.children {
+            walk(c, h);
+        }
+    }
+    walk(p, &mut h);
+    h.finish()
+}
+
+fn codegen_id(name: &str) -> Option<i64> {
+    let open = name.find('(')?;
+    let close = name[open..].find(')')? + open;
+    name[open + 1..close].trim().parse().ok()
+}
+
+impl PlanCtx {
+    fn push(&mut self, p: &SparkPlanInfo, parent: Option<i64>, codegen: Option<i64>) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.nodes.push(PlanNodeRow {
+            sql_id: self.sql_id,
+            version: self.version,
+            node_id: id,
+            parent,
+            name: p.node_name.clone(),
+            desc: p.simple_string.clone(),
+            codegen,
+        });
+        for m in &p.metrics {
+            if let Some(acc) = m.accumulator_id.0 {
+                self.metrics.push(MetricDef {
+                    sql_id: self.sql_id,
+                    version: self.version,
+                    node_id: Some(id),
+                    accumulator_id: acc,
+                    name: m.name.clone(),
+                    metric_type: m.metric_type.clone(),
+                });
+            }
+        }
+        id
+    }
+
+    fn walk(&mut self, p: &SparkPlanInfo, parent: Option<i64>, codegen: Option<i64>) {
+        let name = p.node_name.as_str();
+        if name.starts_with("WholeStageCodegen") {
+            let cg = codegen_id(name);
+            self.push(p, parent, cg);
+            if let Some(c) = p.children.first() {
+                self.walk(c, parent, cg);
+            }
+            return;
+        }
+        match name {
+            "InputAdapter" => {
+                if let Some(c) = p.children.first() {
+                    self.walk(c, parent, None);
+                }
+            }
+            "BroadcastQueryStage"
+            | "ShuffleQueryStage"
+            | "TableCacheQueryStage"
+            | "ResultQueryStage" => {
+                if let Some(c) = p.children.first() {
+                    if self.exchanges.contains_key(&fingerprint(c)) {
+                        return;
+                    }
+                    self.walk(c, parent, None);
+                }
+            }
+            "Subquery" | "SubqueryBroadcast" if codegen.is_some() => self.walk(p, parent, None),
+            "Subquery" | "SubqueryBroadcast" if self.exchanges.contains_key(&fingerprint(p)) => {}
+            "ReusedExchange"
+                if p.children
+                    .first()
+                    .is_some_and(|c| self.exchanges.contains_key(&fingerprint(c))) => {}
+            _ => {
+                let id = self.push(p, parent, codegen);
+                if name.contains("Exchange") || name == "Subquery" || name == "SubqueryBroadcast" {
+                    self.exchanges.insert(fingerprint(p), id);
+                }
+                for c in &p.children {
+                    self.walk(c, Some(id), codegen);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codegen_ids() {
+        assert_eq!(codegen_id("WholeStageCodegen (12)"), Some(12));
+        assert_eq!(codegen_id("WholeStageCodegen"), None);
+    }
+}

@@ -1,0 +1,296 @@
+//! The public tables: names, columns and units (a contract the SQL views and users rely on).
+//!
+//! Every table starts with `app_id` and `app_attempt_id` (the application attempt, NULL when the
+//! application has a single attempt), except `applications` and `properties`, which call the
+//! latter `attempt_id`, and `ingest_errors`, which is keyed by the log file. Times are epoch
+//! milliseconds (`_ms`), sizes bytes (`_bytes`), CPU times nanoseconds (`_ns`).
+
+use datafusion::arrow::array::{
+    ArrayBuilder, ArrayRef, BooleanBuilder, Int64Builder, ListBuilder, StringArray, StringBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use std::sync::Arc;
+
+/// A column kind: its Arrow builder and field.
+pub trait ColKind {
+    type Builder: ArrayBuilder + Default;
+    fn field(name: &str) -> Field;
+}
+
+/// UTF-8 text.
+pub struct Str;
+/// 64-bit integer.
+pub struct I64;
+/// Boolean.
+pub struct Bool;
+/// List of 64-bit integers.
+pub struct ListI64;
+
+impl ColKind for Str {
+    type Builder = StringBuilder;
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Utf8, true)
+    }
+}
+impl ColKind for I64 {
+    type Builder = Int64Builder;
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Int64, true)
+    }
+}
+impl ColKind for Bool {
+    type Builder = BooleanBuilder;
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Boolean, true)
+    }
+}
+impl ColKind for ListI64 {
+    type Builder = ListBuilder<Int64Builder>;
+    fn field(name: &str) -> Field {
+        Field::new_list(name, Field::new_list_field(DataType::Int64, true), true)
+    }
+}
+
+fn key_fields(app_key: &[&'static str]) -> Vec<Field> {
+    app_key
+        .iter()
+        .map(|k| Field::new(*k, DataType::Utf8, true))
+        .collect()
+}
+
+macro_rules! table {
+    ($(#[$m:meta])* $name:ident = $sql:literal, key [$($key:literal),*] { $($col:ident : $ty:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[allow(missing_docs)]
+        pub struct $name {
+            $(pub $col: <$ty as ColKind>::Builder,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self { $($col: Default::default(),)* }
+            }
+        }
+
+        impl $name {
+            /// The SQL name of the table.
+            pub const NAME: &'static str = $sql;
+
+            /// The table's schema.
+            pub fn schema() -> SchemaRef {
+                let mut fields = key_fields(&[$($key),*]);
+                $(fields.push(<$ty as ColKind>::field(stringify!($col)));)*
+                Arc::new(Schema::new(fields))
+            }
+
+            /// Rows appended so far.
+            pub fn len(&mut self) -> usize {
+                let lens = [$(ArrayBuilder::len(&self.$col)),*];
+                lens[0]
+            }
+
+            /// Whether no row was appended.
+            pub fn is_empty(&mut self) -> bool {
+                self.len() == 0
+            }
+
+            /// Finish the rows appended so far into a batch whose key columns hold `key`.
+            pub fn finish(&mut self, key: &[Option<&str>]) -> RecordBatch {
+                let n = self.len();
+                let mut cols: Vec<ArrayRef> = key
+                    .iter()
+                    .map(|k| Arc::new(StringArray::from(vec![*k; n])) as ArrayRef)
+                    .collect();
+                $(cols.push(Arc::new(self.$col.finish()) as ArrayRef);)*
+                RecordBatch::try_new(Self::schema(), cols).expect("table columns match the schema")
+            }
+        }
+    };
+}
+
+table! {
+    /// One row per application attempt (one event log).
+    Applications = "applications", key ["app_id", "attempt_id"] {
+        app_name: Str,
+        spark_version: Str,
+        user: Str,
+        start_ms: I64,
+        end_ms: I64,
+        duration_ms: I64,
+        exit_code: I64,
+        event_log: Str,
+        log_bytes: I64,
+        complete: Bool,
+    }
+}
+
+table! {
+    /// One row per executor (the driver included when the log announces it).
+    Executors = "executors", key ["app_id", "app_attempt_id"] {
+        executor_id: Str,
+        host: Str,
+        cores: I64,
+        added_ms: I64,
+        removed_ms: I64,
+        removed_reason: Str,
+        resource_profile_id: I64,
+        gpus: I64,
+    }
+}
+
+table! {
+    /// One row per job.
+    Jobs = "jobs", key ["app_id", "app_attempt_id"] {
+        job_id: I64,
+        sql_id: I64,
+        submit_ms: I64,
+        end_ms: I64,
+        status: Str,
+        stage_ids: ListI64,
+    }
+}
+
+table! {
+    /// One row per stage attempt, skipped and pending stages included.
+    Stages = "stages", key ["app_id", "app_attempt_id"] {
+        stage_id: I64,
+        attempt_id: I64,
+        name: Str,
+        num_tasks: I64,
+        submit_ms: I64,
+        complete_ms: I64,
+        status: Str,
+        failure_reason: Str,
+        parent_ids: ListI64,
+    }
+}
+
+table! {
+    /// One row per task attempt that ended (failed and killed attempts included).
+    Tasks = "tasks", key ["app_id", "app_attempt_id"] {
+        stage_id: I64,
+        stage_attempt_id: I64,
+        task_id: I64,
+        task_index: I64,
+        attempt: I64,
+        executor_id: Str,
+        host: Str,
+        locality: Str,
+        speculative: Bool,
+        launch_ms: I64,
+        finish_ms: I64,
+        duration_ms: I64,
+        status: Str,
+        end_reason: Str,
+        executor_run_time_ms: I64,
+        executor_cpu_time_ns: I64,
+        executor_deserialize_time_ms: I64,
+        executor_deserialize_cpu_time_ns: I64,
+        result_size_bytes: I64,
+        jvm_gc_time_ms: I64,
+        result_serialization_time_ms: I64,
+        memory_bytes_spilled: I64,
+        disk_bytes_spilled: I64,
+        peak_execution_memory_bytes: I64,
+        input_bytes_read: I64,
+        input_records_read: I64,
+        output_bytes_written: I64,
+        output_records_written: I64,
+        shuffle_remote_blocks_fetched: I64,
+        shuffle_local_blocks_fetched: I64,
+        shuffle_fetch_wait_time_ms: I64,
+        shuffle_remote_bytes_read: I64,
+        shuffle_remote_bytes_read_to_disk: I64,
+        shuffle_local_bytes_read: I64,
+        shuffle_records_read: I64,
+        shuffle_bytes_written: I64,
+        shuffle_write_time_ns: I64,
+        shuffle_records_written: I64,
+    }
+}
+
+table! {
+    /// One row per SQL execution.
+    SqlExecutions = "sql_executions", key ["app_id", "app_attempt_id"] {
+        sql_id: I64,
+        root_sql_id: I64,
+        description: Str,
+        details: Str,
+        start_ms: I64,
+        end_ms: I64,
+        duration_ms: I64,
+        error: Str,
+    }
+}
+
+table! {
+    /// One row per node of each version of each SQL plan (0 = initial, then each AQE update).
+    SqlPlanNodes = "sql_plan_nodes", key ["app_id", "app_attempt_id"] {
+        sql_id: I64,
+        plan_version: I64,
+        is_final: Bool,
+        node_id: I64,
+        parent_node_id: I64,
+        node_name: Str,
+        description: Str,
+        codegen_stage_id: I64,
+    }
+}
+
+table! {
+    /// One row per SQL metric of each plan version, with its final value.
+    SqlMetrics = "sql_metrics", key ["app_id", "app_attempt_id"] {
+        sql_id: I64,
+        plan_version: I64,
+        node_id: I64,
+        accumulator_id: I64,
+        name: Str,
+        metric_type: Str,
+        value: I64,
+    }
+}
+
+table! {
+    /// Spark, Hadoop, system, JVM properties and classpath entries of the environment.
+    Properties = "properties", key ["app_id", "attempt_id"] {
+        category: Str,
+        key: Str,
+        value: Str,
+    }
+}
+
+table! {
+    /// What was skipped and why: one row per problem, naming the file and line.
+    IngestErrors = "ingest_errors", key [] {
+        event_log: Str,
+        line: I64,
+        error: Str,
+    }
+}
+
+table! {
+    /// How many events of each kind each log held (`read` = false: skipped as not needed).
+    EventCounts = "event_counts", key ["app_id", "app_attempt_id"] {
+        event: Str,
+        read: Bool,
+        count: I64,
+    }
+}
+
+/// Every table name with its schema, in the order they are registered.
+pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
+    vec![
+        (Applications::NAME, Applications::schema()),
+        (Executors::NAME, Executors::schema()),
+        (Jobs::NAME, Jobs::schema()),
+        (Stages::NAME, Stages::schema()),
+        (Tasks::NAME, Tasks::schema()),
+        (SqlExecutions::NAME, SqlExecutions::schema()),
+        (SqlPlanNodes::NAME, SqlPlanNodes::schema()),
+        (SqlMetrics::NAME, SqlMetrics::schema()),
+        (Properties::NAME, Properties::schema()),
+        (IngestErrors::NAME, IngestErrors::schema()),
+        (EventCounts::NAME, EventCounts::schema()),
+    ]
+}

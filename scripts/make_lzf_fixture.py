@@ -19,13 +19,30 @@ spark.sparkContext.setLogLevel("ERROR")
 df = spark.range(0, 200000).selectExpr("id % 97 AS k", "id AS v")
 rows = df.groupBy("k").sum("v").orderBy("k").collect()
 app_id = spark.sparkContext.applicationId
-status = spark.sparkContext.statusTracker()
-jobs = sorted(status.getJobIdsForGroup(None))
+# Spark's own numbers, from its live REST API (as the shared datasets' ground truth)
+import urllib.request
+ui = spark.sparkContext.uiWebUrl
+spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+def api(path):
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{app_id}/{path}") as r:
+        return json.load(r)
+jobs = api("jobs")
+stages = api("stages")
+gt = {"gt_jobs": len(jobs),
+      "gt_jobs_succeeded": sum(j["status"] == "SUCCEEDED" for j in jobs),
+      "gt_stage_attempts": len(stages),
+      "gt_stages_complete": sum(s["status"] == "COMPLETE" for s in stages),
+      "gt_stages_skipped": sum(s["status"] == "SKIPPED" for s in stages),
+      "gt_tasks_completed": sum(s["numCompleteTasks"] for s in stages),
+      "gt_sum_executorRunTime": sum(s["executorRunTime"] for s in stages),
+      "gt_sum_shuffleWriteRecords": sum(s["shuffleWriteRecords"] for s in stages),
+      "gt_sum_shuffleReadRecords": sum(s["shuffleReadRecords"] for s in stages),
+      "gt_sql_executions": len(api("sql"))}
 spark.stop()
 src = [f for f in os.listdir(tmp) if f.startswith(app_id)]
 assert src == [app_id + ".lzf"], src
 shutil.copy(os.path.join(tmp, src[0]), os.path.join(out_dir, src[0]))
 with open(os.path.join(out_dir, "record.json"), "w") as f:
-    json.dump({"app_id": app_id, "app_name": "lzf_fixture", "result_rows": len(rows),
-               "jobs": len(jobs), "spark_version": spark.version if hasattr(spark, "version") else None}, f, indent=1)
+    json.dump({"app_id": app_id, "app_name": "lzf_fixture", "spark_version": spark.version,
+               "result_rows": len(rows), "ground_truth": gt}, f, indent=1)
 print(app_id)

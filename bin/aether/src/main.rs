@@ -1,7 +1,5 @@
 //! The `aether` command line: parse arguments, read settings, call the pipeline crates, render.
 
-mod bench;
-
 use aether_engine::OutputFormat;
 use aether_ingest::{IngestOptions, Ingested, S3Options};
 use anyhow::{Context, Result};
@@ -25,11 +23,6 @@ enum Command {
     Sql(SqlArgs),
     /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
     Ingest(IngestArgs),
-    /// Measure ingest throughput (MB/s of uncompressed log) and peak memory.
-    Bench(bench::BenchArgs),
-    /// (internal) one timed ingest, printed as JSON; used by `bench` to measure peak RSS.
-    #[command(hide = true)]
-    BenchOne(bench::BenchOneArgs),
 }
 
 #[derive(Args, Clone, Default)]
@@ -116,14 +109,13 @@ struct IngestArgs {
 
 fn looks_like_sql(s: &str) -> bool {
     let head = s
-        .trim_start()
         .split_whitespace()
         .next()
         .unwrap_or("")
         .to_ascii_uppercase();
     matches!(
         head.as_str(),
-        "SELECT" | "WITH" | "SHOW" | "DESCRIBE" | "EXPLAIN" | "VALUES" | "("
+        "SELECT" | "WITH" | "SHOW" | "DESCRIBE" | "EXPLAIN" | "VALUES"
     ) || s.trim_start().starts_with('(')
 }
 
@@ -167,12 +159,13 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
-    if a.query.is_none() {
-        if let Some(last) = a.event_log.last() {
-            if looks_like_sql(last) && !std::path::Path::new(last).exists() {
-                a.query = a.event_log.pop();
-            }
-        }
+    // `--event_log A B "SELECT …"`: the flag takes several values, so the query may land last
+    if a.query.is_none()
+        && let Some(last) = a.event_log.last()
+        && looks_like_sql(last)
+        && !std::path::Path::new(last).exists()
+    {
+        a.query = a.event_log.pop();
     }
     let Some(query) = a.query.clone() else {
         eprintln!(
@@ -267,8 +260,6 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Sql(a) => cmd_sql(a),
         Command::Ingest(a) => cmd_ingest(a),
-        Command::Bench(a) => bench::run(a),
-        Command::BenchOne(a) => bench::run_one(a),
     };
     match res {
         Ok(code) => code,

@@ -92,6 +92,12 @@ fn bad_inputs_are_named_and_the_rest_goes_on() {
     let text = std::fs::read_to_string(&good).unwrap();
     let cut = dir.path().join("cut");
     std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    // a real lz4 log with one byte flipped near its end: a checksum error, earlier lines kept
+    let mut lz4 = std::fs::read(repo().join("datasets/sample/local-1796009829641.lz4")).unwrap();
+    let at = lz4.len() * 4 / 5;
+    lz4[at] ^= 0x5a;
+    let corrupt = dir.path().join("corrupt.lz4");
+    std::fs::write(&corrupt, &lz4).unwrap();
     let missing = dir.path().join("nope").display().to_string();
     let args = [
         "sql",
@@ -101,6 +107,7 @@ fn bad_inputs_are_named_and_the_rest_goes_on() {
         fake_lz4.to_str().unwrap(),
         empty.to_str().unwrap(),
         cut.to_str().unwrap(),
+        corrupt.to_str().unwrap(),
         &missing,
         "--format",
         "csv",
@@ -108,14 +115,15 @@ fn bad_inputs_are_named_and_the_rest_goes_on() {
     ];
     let o = aether(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    // the good log and the good half of the cut log
-    assert_eq!(stdout(&o).trim(), "apps\n2");
+    // the good log, the good half of the cut log, the good blocks of the corrupt one
+    assert_eq!(stdout(&o).trim(), "apps\n3");
     let err = stderr(&o);
     for (file, what) in [
         (driver.to_str().unwrap(), "not a Spark event log"),
         (fake_lz4.to_str().unwrap(), "lz4"),
         (empty.to_str().unwrap(), "empty"),
         (cut.to_str().unwrap(), "cut off"),
+        (corrupt.to_str().unwrap(), "lz4 block"),
         (missing.as_str(), "no such file"),
     ] {
         assert!(
@@ -127,7 +135,7 @@ fn bad_inputs_are_named_and_the_rest_goes_on() {
     let mut q = args.to_vec();
     *q.last_mut().unwrap() = "SELECT count(DISTINCT event_log) AS files FROM ingest_errors";
     let o = aether(&q);
-    assert_eq!(stdout(&o).trim(), "files\n5");
+    assert_eq!(stdout(&o).trim(), "files\n6");
     // --strict turns any problem into exit 2
     let mut strict = args.to_vec();
     strict.insert(1, "--strict");
@@ -162,23 +170,43 @@ fn warehouse_round_trip_and_incremental_reingest() {
     );
     // a new log joins the warehouse without re-reading the others
     let extra = repo().join("../shared/datasets/real-spark-4.3.0/local-1796009685770");
-    if extra.exists() {
-        let o = aether(&["ingest", &sample(), extra.to_str().unwrap(), "--out", &wh]);
-        assert!(
-            stderr(&o).contains("ingested 1 log(s)") && stderr(&o).contains("skipped 6"),
-            "{}",
-            stderr(&o)
-        );
-        let o = aether(&[
-            "sql",
-            "--warehouse",
-            &wh,
-            "--format",
-            "csv",
-            "SELECT count(*) AS n FROM applications",
-        ]);
-        assert_eq!(stdout(&o).trim(), "n\n7");
-    }
+    assert!(
+        extra.exists(),
+        "the shared datasets are missing at {}",
+        extra.display()
+    );
+    let o = aether(&["ingest", &sample(), extra.to_str().unwrap(), "--out", &wh]);
+    assert!(
+        stderr(&o).contains("ingested 1 log(s)") && stderr(&o).contains("skipped 6"),
+        "{}",
+        stderr(&o)
+    );
+    let o = aether(&[
+        "sql",
+        "--warehouse",
+        &wh,
+        "--format",
+        "csv",
+        "SELECT count(*) AS n FROM applications",
+    ]);
+    assert_eq!(stdout(&o).trim(), "n\n7");
+    // a changed log (new mtime) is read again; an unchanged one is skipped
+    let copy = dir.path().join("local-1796009685770");
+    std::fs::copy(&extra, &copy).unwrap();
+    let o = aether(&["ingest", copy.to_str().unwrap(), "--out", &wh]);
+    assert!(stderr(&o).contains("ingested 1 log(s)"), "{}", stderr(&o));
+    let o = aether(&["ingest", copy.to_str().unwrap(), "--out", &wh]);
+    assert!(stderr(&o).contains("skipped 1"), "{}", stderr(&o));
+    let f = std::fs::File::options().append(true).open(&copy).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let o = aether(&["ingest", copy.to_str().unwrap(), "--out", &wh]);
+    assert!(
+        stderr(&o).contains("ingested 1 log(s)"),
+        "a changed mtime means a re-read: {}",
+        stderr(&o)
+    );
 }
 
 /// A moto S3 server on a free loopback port, stopped on drop.
@@ -200,16 +228,22 @@ fn start_moto() -> Moto {
         .local_addr()
         .unwrap()
         .port();
-    let child = Command::new("moto_server")
+    let mut moto = Command::new("moto_server")
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
+        .map(|child| Moto {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        })
         .expect("moto_server (pip install 'moto[server]') must be installed: .ci/run installs it");
-    let endpoint = format!("http://127.0.0.1:{port}");
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Moto { child, endpoint };
+            return moto;
+        }
+        if let Ok(Some(status)) = moto.child.try_wait() {
+            panic!("moto_server exited early: {status}");
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

@@ -336,13 +336,13 @@ pub fn ingest_to_warehouse(
             ))?;
             Ok(())
         };
-        if let Err(e) = write() {
-            if let Ok(mut f) = failures.lock() {
-                f.push(format!(
-                    "{}: cannot write to the warehouse: {e}",
-                    log.display
-                ));
-            }
+        if let Err(e) = write()
+            && let Ok(mut f) = failures.lock()
+        {
+            f.push(format!(
+                "{}: cannot write to the warehouse: {e}",
+                log.display
+            ));
         }
         let rep = aether_ingest::LogReport {
             source: log.display.clone(),

@@ -6,6 +6,7 @@
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A number Spark may write as a JSON number, a numeric string, or something else entirely
@@ -568,11 +569,11 @@ pub enum Event {
 
 /// The outcome of looking at one line.
 #[derive(Debug)]
-pub enum Parsed {
-    /// An event aether reads.
-    Event(Event),
-    /// A well-formed event aether does not need (named, so it can be counted).
-    Skipped,
+pub enum Parsed<'a> {
+    /// An event aether reads, with its `"Event"` name.
+    Event(Cow<'a, [u8]>, Event),
+    /// A well-formed event aether does not need, with its name (so it can be counted).
+    Skipped(Cow<'a, [u8]>),
     /// An empty line.
     Blank,
 }
@@ -580,7 +581,7 @@ pub enum Parsed {
 #[derive(Deserialize)]
 struct EventName<'a> {
     #[serde(rename = "Event", borrow)]
-    event: std::borrow::Cow<'a, str>,
+    event: Cow<'a, str>,
 }
 
 /// The `"Event"` name of a line, found cheaply when the line starts with `{"Event":"…"`.
@@ -609,27 +610,27 @@ fn short_error(s: &str) -> String {
 ///
 /// Lines of events aether does not read are recognised from their prefix and not parsed
 /// further (a full parse is needed only when the line does not start with `{"Event":"`).
-pub fn parse_line(line: &[u8]) -> Result<Parsed, String> {
+pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return Ok(Parsed::Blank);
     }
-    let kind = match fast_event_name(trimmed) {
-        Some(name) => Kind::from_name(name),
+    let name: Cow<'_, [u8]> = match fast_event_name(trimmed) {
+        Some(name) => Cow::Borrowed(name),
         None => {
             if trimmed[0] != b'{' {
                 return Err("not a JSON object (is this an event log?)".to_string());
             }
             let n: EventName = de(trimmed)?;
-            Kind::from_name(n.event.as_bytes())
+            Cow::Owned(n.event.into_owned().into_bytes())
         }
     };
-    let Some(kind) = kind else {
+    let Some(kind) = Kind::from_name(&name) else {
         // validate cheaply that the line is a complete object; a cut-off last line must not pass
         if trimmed.last() != Some(&b'}') {
             return Err("malformed event: line is cut off".to_string());
         }
-        return Ok(Parsed::Skipped);
+        return Ok(Parsed::Skipped(name));
     };
     let ev = match kind {
         Kind::TaskEnd => Event::TaskEnd(Box::new(de(trimmed)?)),
@@ -651,7 +652,7 @@ pub fn parse_line(line: &[u8]) -> Result<Parsed, String> {
         Kind::SqlAdaptiveMetricUpdates => Event::SqlAdaptiveMetricUpdates(de(trimmed)?),
         Kind::DriverAccumUpdates => Event::DriverAccumUpdates(de(trimmed)?),
     };
-    Ok(Parsed::Event(ev))
+    Ok(Parsed::Event(name, ev))
 }
 
 #[cfg(test)]
@@ -661,7 +662,7 @@ mod tests {
     #[test]
     fn numbers_as_strings_and_numbers() {
         let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":7,"Index":2,"Attempt":0,"Launch Time":10,"Executor ID":"1","Host":"h","Locality":"ANY","Speculative":false,"Finish Time":20,"Failed":false,"Killed":false,"Accumulables":[{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000","Internal":true,"Count Failed Values":true},{"ID":6,"Name":"x","Update":[{"Block ID":"b"}]}]},"Task Metrics":{"Executor Run Time":5,"Shuffle Read Metrics":{"Remote Bytes Read":3}}}"#;
-        let Parsed::Event(Event::TaskEnd(t)) = parse_line(line).unwrap() else {
+        let Parsed::Event(_, Event::TaskEnd(t)) = parse_line(line).unwrap() else {
             panic!("not a task end")
         };
         assert_eq!(t.info.task_id, 7);
@@ -677,7 +678,7 @@ mod tests {
     fn skips_unknown_and_reports_bad_lines() {
         assert!(matches!(
             parse_line(br#"{"Event":"SparkListenerBlockUpdated","x":1}"#),
-            Ok(Parsed::Skipped)
+            Ok(Parsed::Skipped(_))
         ));
         assert!(matches!(parse_line(b"   "), Ok(Parsed::Blank)));
         assert!(
@@ -688,7 +689,7 @@ mod tests {
         assert!(parse_line(br#"{"Event":"SparkListenerJobEnd","Job ID":1,"Comp"#).is_err());
         assert!(parse_line(br#"{"Event":"SparkListenerBlockUpdated","x":"#).is_err());
         // key order differs from Spark's: still recognised
-        let Parsed::Event(Event::JobEnd(j)) = parse_line(
+        let Parsed::Event(_, Event::JobEnd(j)) = parse_line(
             br#"{"Job ID":3,"Event":"SparkListenerJobEnd","Job Result":{"Result":"JobSucceeded"}}"#,
         )
         .unwrap() else {

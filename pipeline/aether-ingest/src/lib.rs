@@ -15,7 +15,7 @@ pub mod source;
 pub mod state;
 pub mod tables;
 
-use datafusion::arrow::record_batch::RecordBatch;
+use arrow_array::RecordBatch;
 pub use read::{ErrorRow, LogOutcome};
 pub use source::{LogSource, S3Options, SourceError};
 use std::collections::BTreeMap;

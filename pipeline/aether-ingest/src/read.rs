@@ -122,21 +122,13 @@ struct ParsedChunk {
     bytes: u64,
 }
 
-fn event_name_of(line: &[u8]) -> Vec<u8> {
-    const P: &[u8] = b"{\"Event\":\"";
-    if let Some(rest) = line.strip_prefix(P) {
-        if let Some(end) = memchr::memchr(b'"', rest) {
-            return rest[..end].to_vec();
+fn count(counts: &mut HashMap<Vec<u8>, (bool, i64)>, name: &[u8], read: bool) {
+    match counts.get_mut(name) {
+        Some(c) => c.1 += 1,
+        None => {
+            counts.insert(name.to_vec(), (read, 1));
         }
     }
-    #[derive(serde::Deserialize)]
-    struct N {
-        #[serde(rename = "Event")]
-        event: String,
-    }
-    sonic_rs::from_slice::<N>(line)
-        .map(|n| n.event.into_bytes())
-        .unwrap_or_default()
 }
 
 fn parse_chunk(c: Chunk) -> ParsedChunk {
@@ -157,18 +149,11 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
         line_no += 1;
         match events::parse_line(line) {
             Ok(Parsed::Blank) => {}
-            Ok(p) => {
-                let read = matches!(p, Parsed::Event(_));
-                let name = event_name_of(line.trim_ascii_start());
-                if let Some(e) = out.counts.get_mut(&name) {
-                    e.1 += 1;
-                } else {
-                    out.counts.insert(name, (read, 1));
-                }
-                if let Parsed::Event(e) = p {
-                    out.events.push(e);
-                }
+            Ok(Parsed::Event(name, e)) => {
+                count(&mut out.counts, &name, true);
+                out.events.push(e);
             }
+            Ok(Parsed::Skipped(name)) => count(&mut out.counts, &name, false),
             Err(e) => {
                 let msg = if cut {
                     format!("last line is cut off (truncated log): {e}")
@@ -189,6 +174,7 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
 fn chunk_lines(
     part: usize,
     r: &mut dyn Read,
+    chunk: usize,
     mut f: impl FnMut(Chunk) -> bool,
 ) -> Result<(), (u64, io::Error)> {
     let mut carry: Vec<u8> = Vec::new();
@@ -196,11 +182,11 @@ fn chunk_lines(
     loop {
         let mut buf = std::mem::take(&mut carry);
         let base = buf.len();
-        buf.reserve(CHUNK);
-        // fill up to CHUNK new bytes
+        buf.reserve(chunk);
+        // read up to `chunk` new bytes
         let mut eof = false;
         let mut filled = base;
-        buf.resize(base + CHUNK, 0);
+        buf.resize(base + chunk, 0);
         while filled < buf.len() {
             match r.read(&mut buf[filled..]) {
                 Ok(0) => {
@@ -348,7 +334,7 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
     let mut read_errors: Vec<ErrorRow> = Vec::new();
     if threads <= 1 {
         for (i, mut r) in readers {
-            let res = chunk_lines(i, &mut r, |c| {
+            let res = chunk_lines(i, &mut r, CHUNK, |c| {
                 let pc = parse_chunk(c);
                 apply(pc, &mut state, &mut errors);
                 true
@@ -370,7 +356,7 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
                 let mut seq = 0u64;
                 let mut errs = Vec::new();
                 for (i, mut r) in readers {
-                    let res = chunk_lines(i, &mut r, |c| {
+                    let res = chunk_lines(i, &mut r, CHUNK, |c| {
                         let ok = chunk_tx.send((seq, c)).is_ok();
                         seq += 1;
                         ok
@@ -451,6 +437,123 @@ fn apply_in_order(rx: Receiver<(u64, ParsedChunk)>, mut f: impl FnMut(ParsedChun
         while let Some(pc) = pending.remove(&next) {
             f(pc);
             next += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    fn sample_log() -> Vec<u8> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../datasets/sample/local-1796009671201");
+        std::fs::read(p).expect("bundled sample log")
+    }
+
+    /// Mutated real event lines and random bytes never panic the parser or the state machine.
+    #[test]
+    fn no_panic_on_mutated_lines() {
+        let log = sample_log();
+        let lines: Vec<&[u8]> = log
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        let mut rng = Rng(0x9e3779b97f4a7c15);
+        let mut state = AppState::new("fuzz".into(), 0);
+        for round in 0..4000 {
+            let mut line = lines[round % lines.len()].to_vec();
+            match rng.next() % 4 {
+                0 => {
+                    let cut = (rng.next() as usize) % line.len().max(1);
+                    line.truncate(cut);
+                }
+                1 => {
+                    for _ in 0..8 {
+                        let i = (rng.next() as usize) % line.len().max(1);
+                        if let Some(b) = line.get_mut(i) {
+                            *b = rng.next() as u8;
+                        }
+                    }
+                }
+                2 => {
+                    // swap a number for a string, or a string for a number
+                    let s = String::from_utf8_lossy(&line)
+                        .replacen(":0,", ":\"x\",", 3)
+                        .replacen(":\"", ":7,\"", 1);
+                    line = s.into_bytes();
+                }
+                _ => line = (0..(rng.next() % 300)).map(|_| rng.next() as u8).collect(),
+            }
+            if let Ok(Parsed::Event(_, e)) = events::parse_line(&line) {
+                state.apply(e);
+            }
+        }
+        let _ = state.finish("fuzz");
+    }
+
+    /// Random and corrupted bytes through every decoder end in an error or data, never a panic.
+    #[test]
+    fn no_panic_in_decoders() {
+        let mut rng = Rng(42);
+        for codec in [
+            Codec::Lz4,
+            Codec::Snappy,
+            Codec::Lzf,
+            Codec::Zstd,
+            Codec::Gzip,
+        ] {
+            for len in [0usize, 1, 5, 21, 64, 1000, 70000] {
+                let mut data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+                // give some inputs a valid-looking header so the block decoders are reached
+                let magic: &[u8] = match codec {
+                    Codec::Lz4 => b"LZ4Block\x26",
+                    Codec::Snappy => b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01",
+                    Codec::Lzf => b"ZV\x01",
+                    _ => b"",
+                };
+                if data.len() >= magic.len() {
+                    data[..magic.len()].copy_from_slice(magic);
+                }
+                if let Ok(mut r) = codec::decoder(codec, &data[..]) {
+                    let mut out = Vec::new();
+                    let _ = r.read_to_end(&mut out);
+                }
+            }
+        }
+    }
+
+    /// Chunking keeps every line exactly once, in order, whatever the chunk boundaries.
+    #[test]
+    fn chunks_keep_lines_whole() {
+        let log = sample_log();
+        for chunk in [7, 1000, 65536, CHUNK] {
+            let mut seen = Vec::new();
+            let mut next_line = 0;
+            let mut r = &log[..];
+            chunk_lines(0, &mut r, chunk, |c| {
+                assert!(
+                    c.last || c.data.ends_with(b"\n"),
+                    "chunks end on a line boundary"
+                );
+                assert_eq!(c.first_line, next_line);
+                next_line += memchr::memchr_iter(b'\n', &c.data).count() as u64;
+                seen.extend_from_slice(&c.data);
+                true
+            })
+            .unwrap();
+            assert_eq!(seen, log, "chunk size {chunk}");
         }
     }
 }

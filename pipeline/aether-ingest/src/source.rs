@@ -503,15 +503,15 @@ async fn discover_s3(url: &str, opts: &S3Options) -> Result<Vec<LogSource>, Stri
             .unwrap_or_else(|| m.last_modified.timestamp_millis().to_string()),
     };
     // an exact object?
-    if !prefix.is_empty() {
-        if let Ok(m) = store.head(&ObjPath::from(prefix)).await {
-            return Ok(vec![LogSource {
-                display: format!("{base}/{prefix}"),
-                layout: Layout::Single,
-                parts: vec![part(&m)],
-                in_progress: prefix.ends_with(".inprogress"),
-            }]);
-        }
+    if !prefix.is_empty()
+        && let Ok(m) = store.head(&ObjPath::from(prefix)).await
+    {
+        return Ok(vec![LogSource {
+            display: format!("{base}/{prefix}"),
+            layout: Layout::Single,
+            parts: vec![part(&m)],
+            in_progress: prefix.ends_with(".inprogress"),
+        }]);
     }
     let list_prefix = if prefix.is_empty() {
         None

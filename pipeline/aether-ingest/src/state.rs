@@ -4,7 +4,7 @@
 
 use crate::events::*;
 use crate::tables::*;
-use datafusion::arrow::record_batch::RecordBatch;
+use arrow_array::RecordBatch;
 use std::collections::HashMap;
 
 #[derive(Default)]

@@ -5,11 +5,12 @@
 //! latter `attempt_id`, and `ingest_errors`, which is keyed by the log file. Times are epoch
 //! milliseconds (`_ms`), sizes bytes (`_bytes`), CPU times nanoseconds (`_ns`).
 
-use datafusion::arrow::array::{
-    ArrayBuilder, ArrayRef, BooleanBuilder, Int64Builder, ListBuilder, StringArray, StringBuilder,
+use arrow_array::RecordBatch;
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Int64Builder, ListBuilder, StringBuilder,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::arrow::record_batch::RecordBatch;
+use arrow_array::{ArrayRef, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;
 
 /// A column kind: its Arrow builder and field.

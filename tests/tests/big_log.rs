@@ -1,0 +1,70 @@
+//! The 958 MB log, read straight from its `.zstd` (streamed, parsed in parallel chunks), must
+//! reproduce Spark's ground truth (`real-spark-4.3.0-big/record.json`) and the exact number of
+//! bytes, lines and events of each kind.
+
+mod common;
+
+#[test]
+fn big_zstd_log_matches_spark_ground_truth() {
+    let dir = common::shared().join("datasets/real-spark-4.3.0-big");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
+    let gt = &record["ground_truth"];
+    let ing = aether_ingest::ingest(
+        &[dir.join("local-1796010440595.zstd").display().to_string()],
+        &Default::default(),
+    );
+    assert_eq!(ing.logs.len(), 1);
+    let log = &ing.logs[0];
+    assert!(log.ok(), "{:?}", log.errors);
+    assert_eq!(
+        log.bytes,
+        record["size_bytes"].as_u64().unwrap(),
+        "uncompressed bytes"
+    );
+    assert_eq!(log.lines, record["num_lines"].as_u64().unwrap(), "lines");
+
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing).unwrap();
+    let r = &common::rows(
+        &ctx,
+        "SELECT (SELECT count(*) FROM jobs) AS c0, (SELECT count(*) FROM jobs WHERE status='succeeded') AS c1,
+                (SELECT count(*) FROM stages) AS c2, (SELECT count(*) FROM stages WHERE status='complete') AS c3,
+                (SELECT count(*) FROM stages WHERE status='skipped') AS c4,
+                (SELECT count(*) FROM tasks WHERE status='success') AS c5, (SELECT count(*) FROM tasks WHERE status='failed') AS c6,
+                (SELECT sum(executor_run_time_ms) FROM tasks) AS c7, (SELECT sum(shuffle_records_written) FROM tasks) AS c8,
+                (SELECT sum(shuffle_records_read) FROM tasks) AS c9, (SELECT sum(shuffle_bytes_written) FROM tasks) AS c10,
+                (SELECT count(*) FROM sql_executions) AS c11",
+    )[0];
+    let keys = [
+        "gt_jobs",
+        "gt_jobs_succeeded",
+        "gt_stage_attempts",
+        "gt_stages_complete",
+        "gt_stages_skipped",
+        "gt_tasks_completed",
+        "gt_tasks_failed",
+        "gt_sum_executorRunTime",
+        "gt_sum_shuffleWriteRecords",
+        "gt_sum_shuffleReadRecords",
+        "gt_sum_shuffleWriteBytes",
+        "gt_sql_executions",
+    ];
+    for (k, got) in keys.iter().zip(r) {
+        assert_eq!(got, &gt[k].as_i64().unwrap().to_string(), "{k}");
+    }
+    // every event kind counted exactly (read or skipped)
+    let counts = common::rows(&ctx, "SELECT event, count FROM event_counts");
+    let derived = record["derived"].as_object().unwrap();
+    assert_eq!(counts.len(), derived.len(), "{counts:?}");
+    for (name, n) in derived {
+        let short = name
+            .strip_prefix("org.apache.spark.sql.execution.ui.")
+            .unwrap_or(name);
+        let got = counts
+            .iter()
+            .find(|c| c[0] == short)
+            .unwrap_or_else(|| panic!("{short} not counted"));
+        assert_eq!(got[1], n.as_i64().unwrap().to_string(), "{short}");
+    }
+}

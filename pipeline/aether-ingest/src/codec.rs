@@ -181,6 +181,30 @@ impl BlockBuf {
     }
 }
 
+/// A decoder producing one block of output at a time into its [`BlockBuf`].
+trait Blocks {
+    fn block(&mut self) -> &mut BlockBuf;
+    /// Decode the next block; false at the end of the input.
+    fn next_block(&mut self) -> io::Result<bool>;
+}
+
+/// `Read` for any [`Blocks`]: serve the current block, decode the next when it is used up.
+fn read_blocks<B: Blocks>(b: &mut B, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        let st = b.block();
+        if st.pos < st.out.len() {
+            return Ok(st.serve(buf));
+        }
+        if st.done {
+            return Ok(0);
+        }
+        if !b.next_block()? {
+            b.block().done = true;
+            return Ok(0);
+        }
+    }
+}
+
 /// Decoder of lz4-java's `LZ4BlockOutputStream` format, checksums verified.
 pub struct Lz4JavaReader<R> {
     inner: R,
@@ -201,7 +225,7 @@ impl<R: Read> Lz4JavaReader<R> {
     }
 
     /// Decode the next block into `self.buf.out`; false at the end of the input.
-    fn next_block(&mut self) -> io::Result<bool> {
+    fn decode_block(&mut self) -> io::Result<bool> {
         let mut header = [0u8; 21];
         if !read_exact_or_eof(&mut self.inner, &mut header)? {
             return Ok(false);
@@ -271,13 +295,16 @@ impl<R: Read> Lz4JavaReader<R> {
 
 impl<R: Read> Read for Lz4JavaReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.buf.pos >= self.buf.out.len() {
-            if self.buf.done || !self.next_block()? {
-                self.buf.done = true;
-                return Ok(0);
-            }
-        }
-        Ok(self.buf.serve(buf))
+        read_blocks(self, buf)
+    }
+}
+
+impl<R: Read> Blocks for Lz4JavaReader<R> {
+    fn block(&mut self) -> &mut BlockBuf {
+        &mut self.buf
+    }
+    fn next_block(&mut self) -> io::Result<bool> {
+        self.decode_block()
     }
 }
 
@@ -348,13 +375,16 @@ impl<R: BufRead> SnappyJavaReader<R> {
 
 impl<R: BufRead> Read for SnappyJavaReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.buf.pos >= self.buf.out.len() {
-            if self.buf.done || !self.next_chunk()? {
-                self.buf.done = true;
-                return Ok(0);
-            }
-        }
-        Ok(self.buf.serve(buf))
+        read_blocks(self, buf)
+    }
+}
+
+impl<R: BufRead> Blocks for SnappyJavaReader<R> {
+    fn block(&mut self) -> &mut BlockBuf {
+        &mut self.buf
+    }
+    fn next_block(&mut self) -> io::Result<bool> {
+        self.next_chunk()
     }
 }
 
@@ -427,13 +457,16 @@ impl<R: Read> LzfReader<R> {
 
 impl<R: Read> Read for LzfReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.buf.pos >= self.buf.out.len() {
-            if self.buf.done || !self.next_chunk()? {
-                self.buf.done = true;
-                return Ok(0);
-            }
-        }
-        Ok(self.buf.serve(buf))
+        read_blocks(self, buf)
+    }
+}
+
+impl<R: Read> Blocks for LzfReader<R> {
+    fn block(&mut self) -> &mut BlockBuf {
+        &mut self.buf
+    }
+    fn next_block(&mut self) -> io::Result<bool> {
+        self.next_chunk()
     }
 }
 

@@ -299,16 +299,204 @@ pub struct TaskEndReason {
     pub loss_reason: Option<String>,
 }
 
-#[derive(Deserialize, Debug)]
-pub struct Accumulable {
-    #[serde(rename = "ID")]
-    pub id: Num,
-    #[serde(rename = "Name")]
-    pub name: Option<String>,
-    #[serde(rename = "Update", default)]
-    pub update: Num,
-    #[serde(rename = "Count Failed Values", default)]
-    pub count_failed_values: Option<bool>,
+/// One accumulator update of a task that feeds a SQL metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AccUpdate {
+    /// Accumulator id (as in the plan's `accumulatorId`).
+    pub id: i64,
+    /// The task's update.
+    pub update: i64,
+    /// Whether Spark counts the update when the task failed (`Count Failed Values`).
+    pub count_failed: bool,
+}
+
+/// The non-internal numeric accumulator updates of a task. Internal task metrics
+/// (`internal.metrics.*`, already in the task's metrics) are dropped while parsing, and names are
+/// borrowed from the line, never allocated.
+#[derive(Debug, Default)]
+pub struct AccUpdates(pub Vec<AccUpdate>);
+
+impl<'de> Deserialize<'de> for AccUpdates {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Take the array as raw text (the parser skips it at full speed), then look only at
+        // the entries that are not internal task metrics: those are most of the bytes of a
+        // TaskEnd line and duplicate its "Task Metrics".
+        let raw: &'de serde_json::value::RawValue = Deserialize::deserialize(d)?;
+        scan_accumulables(raw.get().as_bytes()).map_err(de::Error::custom)
+    }
+}
+
+const fn byte_table(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// Bytes that matter outside strings.
+static STRUCTURAL: [bool; 256] = byte_table(b"\"{}[]");
+
+/// `"Name":"internal.` as Spark writes the name of an internal task-metric accumulator.
+static INTERNAL_NAME: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Name\":\"internal."));
+/// The key of a task's accumulables.
+static ACCUMULABLES_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Accumulables\":["));
+
+/// Bytes of `w` equal to `b`, as the high bit of each byte (exact up to the lowest match).
+#[inline]
+fn bytes_equal(w: u64, b: u8) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let x = w ^ (LO * b as u64);
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// The index of the quote closing a string whose body starts at `i`, eight bytes at a time.
+#[inline]
+fn string_end(raw: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        while let Some(chunk) = raw.get(i..i + 8) {
+            let w = u64::from_le_bytes(chunk.try_into().ok()?);
+            let m = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
+            if m != 0 {
+                i += (m.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        match raw.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The key of a task's executor memory metrics (Spark 3+), not read by aether.
+static EXECUTOR_METRICS_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Task Executor Metrics\":{"));
+
+/// The objects of a JSON array of objects starting at `raw[0] == b'['`, and the index just
+/// past its closing `]`. A strict structural scan: elements must be objects separated by commas;
+/// strings (with escapes) and nesting are tracked, scalars inside objects are left to the parser
+/// of each object. Anything else is an error.
+fn array_of_objects(raw: &[u8]) -> Result<(Vec<&[u8]>, usize), String> {
+    let bad = |what: &str, at: usize| Err(format!("accumulables: {what} at byte {at}"));
+    let ws = |mut i: usize| {
+        while i < raw.len() && raw[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    if raw.first() != Some(&b'[') {
+        return bad("expected '['", 0);
+    }
+    let mut out = Vec::new();
+    let mut i = ws(1);
+    if raw.get(i) == Some(&b']') {
+        return Ok((out, i + 1));
+    }
+    loop {
+        let end = object_end(raw, i)?;
+        out.push(&raw[i..=end]);
+        i = ws(end + 1);
+        match raw.get(i) {
+            Some(b',') => i = ws(i + 1),
+            Some(b']') => return Ok((out, i + 1)),
+            _ => return bad("expected ',' or ']'", i),
+        }
+    }
+}
+
+/// The index of the `}` closing the object that starts at `raw[start] == b'{'`: a structural
+/// scan tracking strings (with escapes) and nesting.
+fn object_end(raw: &[u8], start: usize) -> Result<usize, String> {
+    let bad = |what: &str, at: usize| Err(format!("{what} at byte {at}"));
+    if raw.get(start) != Some(&b'{') {
+        return bad("expected an object", start);
+    }
+    let mut i = start;
+    let mut depth = 0usize;
+    loop {
+        // jump to the next byte that matters
+        while i < raw.len() && !STRUCTURAL[raw[i] as usize] {
+            i += 1;
+        }
+        let Some(&c) = raw.get(i) else {
+            return bad("unterminated object", start);
+        };
+        match c {
+            b'"' => match string_end(raw, i + 1) {
+                Some(end) => i = end,
+                None => return bad("unterminated string", i),
+            },
+            b'{' | b'[' => depth += 1,
+            _ => {
+                // `}` or `]`
+                depth -= 1;
+                if depth == 0 {
+                    return if c == b'}' {
+                        Ok(i)
+                    } else {
+                        bad("mismatched bracket", i)
+                    };
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// The SQL-metric updates in a raw `Accumulables` JSON array.
+fn scan_accumulables(raw: &[u8]) -> Result<AccUpdates, String> {
+    let raw = raw.trim_ascii();
+    if raw == b"null" {
+        return Ok(AccUpdates::default());
+    }
+    let (objects, end) = array_of_objects(raw)?;
+    if end != raw.len() {
+        return Err("accumulables: trailing bytes after the array".into());
+    }
+    updates_from_objects(&objects)
+}
+
+/// The SQL-metric updates among accumulable objects (internal task metrics skipped).
+fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(rename = "ID", default)]
+        id: Num,
+        #[serde(rename = "Name", borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(rename = "Update", default)]
+        update: Num,
+        #[serde(rename = "Count Failed Values", default)]
+        count_failed_values: Option<bool>,
+    }
+    let mut out = Vec::new();
+    for &text in objects {
+        // fast path for Spark's own spelling; anything else is parsed and checked below
+        if INTERNAL_NAME.find(text).is_some() {
+            continue;
+        }
+        let r: Raw = serde_json::from_slice(text).map_err(|e| e.to_string())?;
+        let Some(name) = r.name else { continue };
+        if name.starts_with("internal.") {
+            continue;
+        }
+        if let (Some(id), Some(update)) = (r.id.0, r.update.0) {
+            out.push(AccUpdate {
+                id,
+                update,
+                count_failed: r.count_failed_values != Some(false),
+            });
+        }
+    }
+    Ok(AccUpdates(out))
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -336,7 +524,7 @@ pub struct TaskInfo {
     #[serde(rename = "Killed", default)]
     pub killed: Option<bool>,
     #[serde(rename = "Accumulables", default)]
-    pub accumulables: Vec<Accumulable>,
+    pub accumulables: AccUpdates,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -395,6 +583,12 @@ pub struct TaskMetrics {
     pub executor_cpu_time: Num,
     #[serde(rename = "Peak Execution Memory", default)]
     pub peak_execution_memory: Num,
+    /// Spark 4.x
+    #[serde(rename = "Peak On Heap Execution Memory", default)]
+    pub peak_on_heap_execution_memory: Num,
+    /// Spark 4.x
+    #[serde(rename = "Peak Off Heap Execution Memory", default)]
+    pub peak_off_heap_execution_memory: Num,
     #[serde(rename = "Result Size", default)]
     pub result_size: Num,
     #[serde(rename = "JVM GC Time", default)]
@@ -462,6 +656,9 @@ pub struct SqlExecutionStart {
     pub plan: Option<SparkPlanInfo>,
     #[serde(default)]
     pub time: Num,
+    /// Spark 4.x
+    #[serde(rename = "queryId")]
+    pub query_id: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -592,8 +789,52 @@ fn fast_event_name(line: &[u8]) -> Option<&[u8]> {
     Some(&rest[..end])
 }
 
+/// A TaskEnd line. Its `Accumulables` array is most of its bytes, and mostly internal task
+/// metrics that "Task Metrics" holds too: the array is cut out by a structural scan (only SQL
+/// metric entries are parsed) and the rest of the line is parsed with the array emptied. When
+/// the scan finds anything unexpected, the whole line goes through the parser instead.
+fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
+    // An unescaped `"Key":[` or `"Key":{` can only be the key itself, never text inside a
+    // string; each must occur once for the cut to be unambiguous.
+    let once = |f: &memchr::memmem::Finder, from: usize| {
+        f.find(&line[from..])
+            .map(|k| from + k)
+            .filter(|k| f.find(&line[k + 1..]).is_none())
+    };
+    let Some(k) = once(&ACCUMULABLES_KEY, 0) else {
+        return de(line);
+    };
+    let open = k + ACCUMULABLES_KEY.needle().len() - 1;
+    let Ok((objects, len)) = array_of_objects(&line[open..]) else {
+        return de(line);
+    };
+    let close = open + len;
+    // the executor's memory metrics are not read: cut them too when present
+    let exec = once(&EXECUTOR_METRICS_KEY, 0).and_then(|e| {
+        let o = e + EXECUTOR_METRICS_KEY.needle().len() - 1;
+        object_end(line, o).ok().map(|end| (o, end + 1))
+    });
+    let mut rest = Vec::with_capacity(line.len() - len + 4);
+    let mut cuts = vec![(open, close, &b"[]"[..])];
+    if let Some((o, c)) = exec.filter(|(o, c)| *c <= open || *o >= close) {
+        cuts.push((o, c, b"{}"));
+    }
+    cuts.sort_by_key(|c| c.0);
+    let mut at = 0;
+    for (o, c, with) in cuts {
+        rest.extend_from_slice(&line[at..o]);
+        rest.extend_from_slice(with);
+        at = c;
+    }
+    rest.extend_from_slice(&line[at..]);
+    let mut t: TaskEnd = de(&rest)?;
+    t.info.accumulables =
+        updates_from_objects(&objects).map_err(|e| format!("malformed event: {e}"))?;
+    Ok(t)
+}
+
 fn de<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
-    sonic_rs::from_slice(line)
+    serde_json::from_slice(line)
         .map_err(|e| format!("malformed event: {}", short_error(&e.to_string())))
 }
 
@@ -633,7 +874,7 @@ pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
         return Ok(Parsed::Skipped(name));
     };
     let ev = match kind {
-        Kind::TaskEnd => Event::TaskEnd(Box::new(de(trimmed)?)),
+        Kind::TaskEnd => Event::TaskEnd(Box::new(parse_task_end(trimmed)?)),
         Kind::LogStart => Event::LogStart(de(trimmed)?),
         Kind::ApplicationStart => Event::ApplicationStart(de(trimmed)?),
         Kind::ApplicationEnd => Event::ApplicationEnd(de(trimmed)?),
@@ -661,13 +902,20 @@ mod tests {
 
     #[test]
     fn numbers_as_strings_and_numbers() {
-        let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":7,"Index":2,"Attempt":0,"Launch Time":10,"Executor ID":"1","Host":"h","Locality":"ANY","Speculative":false,"Finish Time":20,"Failed":false,"Killed":false,"Accumulables":[{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000","Internal":true,"Count Failed Values":true},{"ID":6,"Name":"x","Update":[{"Block ID":"b"}]}]},"Task Metrics":{"Executor Run Time":5,"Shuffle Read Metrics":{"Remote Bytes Read":3}}}"#;
+        let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":7,"Index":2,"Attempt":0,"Launch Time":10,"Executor ID":"1","Host":"h","Locality":"ANY","Speculative":false,"Finish Time":20,"Failed":false,"Killed":false,"Accumulables":[{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000","Internal":true,"Count Failed Values":true},{"ID":6,"Name":"x","Update":[{"Block ID":"b"}]},{"ID":8,"Name":"internal.metrics.executorRunTime","Update":5}]},"Task Metrics":{"Executor Run Time":5,"Shuffle Read Metrics":{"Remote Bytes Read":3}}}"#;
         let Parsed::Event(_, Event::TaskEnd(t)) = parse_line(line).unwrap() else {
             panic!("not a task end")
         };
         assert_eq!(t.info.task_id, 7);
-        assert_eq!(t.info.accumulables[0].update, Num(Some(25000)));
-        assert_eq!(t.info.accumulables[1].update, Num(None));
+        // the SQL metric kept, the non-numeric update dropped, internal metrics never kept
+        assert_eq!(
+            t.info.accumulables.0,
+            vec![AccUpdate {
+                id: 5,
+                update: 25000,
+                count_failed: true
+            }]
+        );
         let m = t.metrics.unwrap();
         assert_eq!(m.executor_run_time, Num(Some(5)));
         assert_eq!(m.shuffle_read.unwrap().remote_bytes_read, Num(Some(3)));
@@ -696,5 +944,68 @@ mod tests {
             panic!()
         };
         assert_eq!(j.job_id, 3);
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    #[test]
+    fn string_end_handles_escapes_at_every_offset() {
+        for pad in 0..20 {
+            let body = format!("{}a\\\"b\\\\\"tail", "x".repeat(pad));
+            // body: xxx a \" b \\ " tail  → the closing quote follows the escaped backslash
+            let bytes = body.as_bytes();
+            let end = string_end(bytes, 0).unwrap();
+            assert_eq!(&bytes[end + 1..], b"tail", "pad {pad}");
+        }
+        assert_eq!(string_end(b"no closing quote here", 0), None);
+        assert_eq!(string_end(b"ends with escape\\", 0), None);
+    }
+
+    #[test]
+    fn array_of_objects_is_strict() {
+        let (objs, end) = array_of_objects(br#"[{"a":"}]"}, {"b":[1,{"c":2}]} ] tail"#).unwrap();
+        assert_eq!(
+            objs,
+            vec![&br#"{"a":"}]"}"#[..], &br#"{"b":[1,{"c":2}]}"#[..]]
+        );
+        assert_eq!(end, br#"[{"a":"}]"}, {"b":[1,{"c":2}]} ]"#.len());
+        assert_eq!(array_of_objects(b"[ ]").unwrap().0.len(), 0);
+        for bad in [
+            &b"[1,2]"[..],
+            b"[{\"a\":1} {\"b\":2}]",
+            b"[{\"a\":\"x}]",
+            b"[{\"a\":[}]",
+            b"{}",
+        ] {
+            assert!(
+                array_of_objects(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    /// The fast TaskEnd path and the plain parser agree on a real line.
+    #[test]
+    fn task_end_fast_path_agrees_with_the_parser() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../datasets/sample/local-1796009777604");
+        let log = std::fs::read(p).unwrap();
+        let mut n = 0;
+        for line in log
+            .split(|b| *b == b'\n')
+            .filter(|l| l.starts_with(b"{\"Event\":\"SparkListenerTaskEnd\""))
+        {
+            let fast = parse_task_end(line).unwrap();
+            let slow: TaskEnd = de(line).unwrap();
+            assert_eq!(fast.info.accumulables.0, slow.info.accumulables.0);
+            assert_eq!(fast.info.task_id, slow.info.task_id);
+            assert_eq!(format!("{:?}", fast.metrics), format!("{:?}", slow.metrics));
+            n += fast.info.accumulables.0.len();
+        }
+        assert!(n > 0, "the sample has SQL metric updates");
     }
 }

@@ -181,22 +181,20 @@ fn chunk_lines(
     let mut lines: u64 = 0;
     loop {
         let mut buf = std::mem::take(&mut carry);
-        let base = buf.len();
         buf.reserve(chunk);
-        // read up to `chunk` new bytes
+        // read up to `chunk` new bytes (into spare capacity: no zero-filling)
+        let want = buf.len() + chunk;
         let mut eof = false;
-        let mut filled = base;
-        buf.resize(base + chunk, 0);
-        while filled < buf.len() {
-            match r.read(&mut buf[filled..]) {
+        while buf.len() < want {
+            let room = (want - buf.len()) as u64;
+            match Read::take(&mut *r, room).read_to_end(&mut buf) {
                 Ok(0) => {
                     eof = true;
                     break;
                 }
-                Ok(n) => filled += n,
+                Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    buf.truncate(filled);
                     // deliver the whole lines read before the damage
                     if let Some(pos) = memchr::memrchr(b'\n', &buf) {
                         buf.truncate(pos + 1);
@@ -213,7 +211,6 @@ fn chunk_lines(
                 }
             }
         }
-        buf.truncate(filled);
         if eof {
             if !buf.is_empty() {
                 f(Chunk {

@@ -53,6 +53,7 @@ struct SqlRow {
     start_ms: Option<i64>,
     end_ms: Option<i64>,
     error: Option<String>,
+    query_id: Option<String>,
     versions: i64,
 }
 
@@ -313,6 +314,7 @@ impl AppState {
                 s.description = e.description;
                 s.details = e.details;
                 s.start_ms = e.time.0;
+                s.query_id = e.query_id;
                 if let Some(plan) = e.plan {
                     self.add_plan(e.execution_id, &plan);
                 }
@@ -370,18 +372,9 @@ impl AppState {
             _ => "failed",
         };
         let succeeded = status == "success";
-        for a in &info.accumulables {
-            let Some(name) = a.name.as_deref() else {
-                continue;
-            };
-            if name.starts_with("internal.") {
-                continue;
-            }
-            if !succeeded && a.count_failed_values == Some(false) {
-                continue;
-            }
-            if let (Some(id), Some(v)) = (a.id.0, a.update.0) {
-                *self.accum_task.entry(id).or_insert(0) += v;
+        for a in &info.accumulables.0 {
+            if succeeded || a.count_failed {
+                *self.accum_task.entry(a.id).or_insert(0) += a.update;
             }
         }
         let b = &mut self.tasks;
@@ -441,6 +434,10 @@ impl AppState {
             .append_option(has(m.disk_bytes_spilled));
         b.peak_execution_memory_bytes
             .append_option(has(m.peak_execution_memory));
+        b.peak_on_heap_execution_memory_bytes
+            .append_option(has(m.peak_on_heap_execution_memory));
+        b.peak_off_heap_execution_memory_bytes
+            .append_option(has(m.peak_off_heap_execution_memory));
         let input = m.input.unwrap_or_default();
         b.input_bytes_read.append_option(input.bytes_read.0);
         b.input_records_read.append_option(input.records_read.0);
@@ -594,6 +591,7 @@ impl AppState {
                 _ => None,
             });
             q.error.append_option(r.error.as_deref());
+            q.query_id.append_option(r.query_id.as_deref());
         }
         out.push((SqlExecutions::NAME, q.finish(&key)));
 

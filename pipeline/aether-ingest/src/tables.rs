@@ -194,6 +194,8 @@ table! {
         memory_bytes_spilled: I64,
         disk_bytes_spilled: I64,
         peak_execution_memory_bytes: I64,
+        peak_on_heap_execution_memory_bytes: I64,
+        peak_off_heap_execution_memory_bytes: I64,
         input_bytes_read: I64,
         input_records_read: I64,
         output_bytes_written: I64,
@@ -222,6 +224,7 @@ table! {
         end_ms: I64,
         duration_ms: I64,
         error: Str,
+        query_id: Str,
     }
 }
 

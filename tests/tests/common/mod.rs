@@ -57,3 +57,57 @@ pub fn rows(ctx: &SessionContext, sql: &str) -> Vec<Vec<String>> {
     }
     out
 }
+
+/// Each `(key, sql)`: the single value `sql` returns must equal `gt[key]` (Spark's number).
+pub fn assert_ground_truth(ctx: &SessionContext, gt: &serde_json::Value, checks: &[(&str, &str)]) {
+    let mut wrong = Vec::new();
+    for (key, sql) in checks {
+        let want = gt[*key]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{key} missing from the ground truth"))
+            .to_string();
+        let got = rows(ctx, sql)
+            .first()
+            .and_then(|r| r.first().cloned())
+            .unwrap_or_default();
+        if got != want {
+            wrong.push(format!("{key}: want {want}, got {got} ({sql})"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The checks of Spark's stage/task/job ground truth common to the shared records.
+pub const GT_CHECKS: &[(&str, &str)] = &[
+    ("gt_jobs", "SELECT count(*) FROM jobs"),
+    (
+        "gt_jobs_succeeded",
+        "SELECT count(*) FROM jobs WHERE status = 'succeeded'",
+    ),
+    ("gt_stage_attempts", "SELECT count(*) FROM stages"),
+    (
+        "gt_stages_complete",
+        "SELECT count(*) FROM stages WHERE status = 'complete'",
+    ),
+    (
+        "gt_stages_skipped",
+        "SELECT count(*) FROM stages WHERE status = 'skipped'",
+    ),
+    (
+        "gt_tasks_completed",
+        "SELECT count(*) FROM tasks WHERE status = 'success'",
+    ),
+    (
+        "gt_sum_executorRunTime",
+        "SELECT sum(executor_run_time_ms) FROM tasks",
+    ),
+    (
+        "gt_sum_shuffleWriteRecords",
+        "SELECT sum(shuffle_records_written) FROM tasks",
+    ),
+    (
+        "gt_sum_shuffleReadRecords",
+        "SELECT sum(shuffle_records_read) FROM tasks",
+    ),
+    ("gt_sql_executions", "SELECT count(*) FROM sql_executions"),
+];

@@ -339,9 +339,6 @@ const fn byte_table(bytes: &[u8]) -> [bool; 256] {
 /// Bytes that matter outside strings.
 static STRUCTURAL: [bool; 256] = byte_table(b"\"{}[]");
 
-/// `"Name":"internal.` as Spark writes the name of an internal task-metric accumulator.
-static INTERNAL_NAME: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Name\":\"internal."));
 /// The key of a task's accumulables.
 static ACCUMULABLES_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Accumulables\":["));
@@ -464,6 +461,16 @@ fn scan_accumulables(raw: &[u8]) -> Result<AccUpdates, String> {
     updates_from_objects(&objects)
 }
 
+/// Whether an accumulable object, as Spark writes it (`{"ID":<n>,"Name":"internal.…`), is an
+/// internal task metric. Other spellings answer false and are parsed and checked by name.
+fn spark_internal_accumulable(obj: &[u8]) -> bool {
+    let Some(rest) = obj.strip_prefix(b"{\"ID\":") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    rest[digits..].starts_with(b",\"Name\":\"internal.")
+}
+
 /// The SQL-metric updates among accumulable objects (internal task metrics skipped).
 fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
     #[derive(Deserialize)]
@@ -480,7 +487,7 @@ fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
     let mut out = Vec::new();
     for &text in objects {
         // fast path for Spark's own spelling; anything else is parsed and checked below
-        if INTERNAL_NAME.find(text).is_some() {
+        if spark_internal_accumulable(text) {
             continue;
         }
         let r: Raw = serde_json::from_slice(text).map_err(|e| e.to_string())?;
@@ -962,6 +969,19 @@ mod scan_tests {
         }
         assert_eq!(string_end(b"no closing quote here", 0), None);
         assert_eq!(string_end(b"ends with escape\\", 0), None);
+    }
+
+    #[test]
+    fn internal_accumulables_recognised_by_spark_layout() {
+        assert!(spark_internal_accumulable(
+            br#"{"ID":120,"Name":"internal.metrics.executorRunTime","Update":5}"#
+        ));
+        assert!(!spark_internal_accumulable(
+            br#"{"ID":120,"Name":"number of output rows","Update":"5"}"#
+        ));
+        assert!(!spark_internal_accumulable(
+            br#"{"Name":"internal.metrics.x","ID":1}"#
+        ));
     }
 
     #[test]

@@ -106,7 +106,6 @@ fn peek<R: Read>(r: &mut BufReader<R>, n: usize) -> io::Result<Vec<u8>> {
 
 struct Chunk {
     part: usize,
-    first_line: u64,
     data: Vec<u8>,
     /// the final chunk of a part (its last line may lack a newline)
     last: bool,
@@ -116,6 +115,7 @@ struct Chunk {
 struct ParsedChunk {
     part: usize,
     events: Vec<Event>,
+    /// (line number within the chunk, 1-based; problem)
     errors: Vec<(u64, String)>,
     counts: HashMap<Vec<u8>, (bool, i64)>,
     lines: u64,
@@ -139,7 +139,7 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
     };
     let data = &c.data[..];
     let mut start = 0;
-    let mut line_no = c.first_line;
+    let mut line_no = 0;
     while start < data.len() {
         let end = memchr::memchr(b'\n', &data[start..])
             .map(|i| start + i)
@@ -165,20 +165,19 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
         }
         start = end + 1;
     }
-    out.lines = line_no - c.first_line;
+    out.lines = line_no;
     out
 }
 
-/// Read `r` in chunks of whole lines, calling `f` for each; returns a read error, if any,
-/// with the number of lines delivered before it.
+/// Read `r` in chunks of whole lines, calling `f` for each (until it returns false); a read
+/// error ends the part after the whole lines read before it were delivered.
 fn chunk_lines(
     part: usize,
     r: &mut dyn Read,
     chunk: usize,
     mut f: impl FnMut(Chunk) -> bool,
-) -> Result<(), (u64, io::Error)> {
+) -> Result<(), io::Error> {
     let mut carry: Vec<u8> = Vec::new();
-    let mut lines: u64 = 0;
     loop {
         let mut buf = std::mem::take(&mut carry);
         buf.reserve(chunk);
@@ -195,19 +194,15 @@ fn chunk_lines(
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    // deliver the whole lines read before the damage
                     if let Some(pos) = memchr::memrchr(b'\n', &buf) {
                         buf.truncate(pos + 1);
-                        let n = memchr::memchr_iter(b'\n', &buf).count() as u64;
                         f(Chunk {
                             part,
-                            first_line: lines,
                             data: buf,
                             last: false,
                         });
-                        lines += n;
                     }
-                    return Err((lines, e));
+                    return Err(e);
                 }
             }
         }
@@ -215,7 +210,6 @@ fn chunk_lines(
             if !buf.is_empty() {
                 f(Chunk {
                     part,
-                    first_line: lines,
                     data: buf,
                     last: true,
                 });
@@ -226,16 +220,13 @@ fn chunk_lines(
             Some(pos) => {
                 carry = buf[pos + 1..].to_vec();
                 buf.truncate(pos + 1);
-                let n = memchr::memchr_iter(b'\n', &buf).count() as u64;
                 if !f(Chunk {
                     part,
-                    first_line: lines,
                     data: buf,
                     last: false,
                 }) {
                     return Ok(());
                 }
-                lines += n;
             }
             None => carry = buf, // one very long line: keep reading
         }
@@ -248,12 +239,14 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
     let mut errors: Vec<ErrorRow> = Vec::new();
     let part_names: Vec<String> = log.parts.iter().map(|p| p.location.display()).collect();
     let mut bytes = 0u64;
-    let mut lines = 0u64;
     let mut dropped_errors = 0usize;
+    // lines applied so far, per part: chunks number their lines from 1
+    let mut part_lines = vec![0u64; log.parts.len()];
 
     let mut apply = |pc: ParsedChunk, state: &mut AppState, errors: &mut Vec<ErrorRow>| {
         bytes += pc.bytes;
-        lines += pc.lines;
+        let base = part_lines[pc.part];
+        part_lines[pc.part] += pc.lines;
         for (name, (read, n)) in pc.counts {
             state.count_events(&name, read, n);
         }
@@ -264,7 +257,7 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
             if errors.len() < MAX_ERRORS_PER_LOG {
                 errors.push(ErrorRow {
                     file: part_names[pc.part].clone(),
-                    line: Some(line as i64),
+                    line: Some((base + line) as i64),
                     error: msg,
                 });
             } else {
@@ -328,7 +321,8 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
         }
     }
 
-    let mut read_errors: Vec<ErrorRow> = Vec::new();
+    // (part, error): a part whose decoding failed part-way
+    let mut read_errors: Vec<(usize, io::Error)> = Vec::new();
     if threads <= 1 {
         for (i, mut r) in readers {
             let res = chunk_lines(i, &mut r, CHUNK, |c| {
@@ -336,12 +330,8 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
                 apply(pc, &mut state, &mut errors);
                 true
             });
-            if let Err((n, e)) = res {
-                read_errors.push(ErrorRow {
-                    file: part_names[i].clone(),
-                    line: Some(n as i64 + 1),
-                    error: format!("cannot decompress: {e}"),
-                });
+            if let Err(e) = res {
+                read_errors.push((i, e));
             }
         }
     } else {
@@ -358,12 +348,8 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
                         seq += 1;
                         ok
                     });
-                    if let Err((n, e)) = res {
-                        errs.push(ErrorRow {
-                            file: part_names[i].clone(),
-                            line: Some(n as i64 + 1),
-                            error: format!("cannot decompress: {e}"),
-                        });
+                    if let Err(e) = res {
+                        errs.push((i, e));
                     }
                 }
                 drop(chunk_tx);
@@ -387,7 +373,14 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
             read_errors = reader.join().unwrap_or_default();
         });
     }
-    errors.extend(read_errors);
+    for (i, e) in read_errors {
+        errors.push(ErrorRow {
+            file: part_names[i].clone(),
+            line: Some(part_lines[i] as i64 + 1),
+            error: format!("cannot decompress: {e}"),
+        });
+    }
+    let lines = part_lines.iter().sum();
     if dropped_errors > 0 {
         errors.push(ErrorRow {
             file: log.display.clone(),
@@ -537,15 +530,12 @@ mod tests {
         let log = sample_log();
         for chunk in [7, 1000, 65536, CHUNK] {
             let mut seen = Vec::new();
-            let mut next_line = 0;
             let mut r = &log[..];
             chunk_lines(0, &mut r, chunk, |c| {
                 assert!(
                     c.last || c.data.ends_with(b"\n"),
                     "chunks end on a line boundary"
                 );
-                assert_eq!(c.first_line, next_line);
-                next_line += memchr::memchr_iter(b'\n', &c.data).count() as u64;
                 seen.extend_from_slice(&c.data);
                 true
             })

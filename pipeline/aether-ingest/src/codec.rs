@@ -117,12 +117,16 @@ pub fn decoder<'a, R: Read + Send + 'a>(
 ) -> io::Result<Box<dyn Read + Send + 'a>> {
     Ok(match codec {
         Codec::Plain => Box::new(raw),
-        Codec::Lz4 => Box::new(Lz4JavaReader::new(BufReader::with_capacity(1 << 16, raw))),
-        Codec::Snappy => Box::new(SnappyJavaReader::new(BufReader::with_capacity(
+        Codec::Lz4 => Box::new(BlockReader::new(Lz4JavaBlocks::new(
+            BufReader::with_capacity(1 << 16, raw),
+        ))),
+        Codec::Snappy => Box::new(BlockReader::new(SnappyJavaBlocks::new(
+            BufReader::with_capacity(1 << 16, raw),
+        ))),
+        Codec::Lzf => Box::new(BlockReader::new(LzfBlocks::new(BufReader::with_capacity(
             1 << 16,
             raw,
-        ))),
-        Codec::Lzf => Box::new(LzfReader::new(BufReader::with_capacity(1 << 16, raw))),
+        )))),
         Codec::Zstd => Box::new(zstd::stream::read::Decoder::new(raw)?),
         Codec::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 16,
@@ -157,75 +161,68 @@ fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<bool> {
     Ok(true)
 }
 
-/// A reader that serves decoded blocks produced by `next_block`.
-struct BlockBuf {
+/// A block codec: decodes the next block of output at a time.
+pub trait BlockDecode {
+    /// Decode the next block into `out` (replacing its contents); false at the end of the input.
+    fn decode_block(&mut self, out: &mut Vec<u8>) -> io::Result<bool>;
+}
+
+/// `Read` over any [`BlockDecode`]: serves the current block, decodes the next when it is used up.
+pub struct BlockReader<D> {
+    dec: D,
     out: Vec<u8>,
     pos: usize,
     done: bool,
 }
 
-impl BlockBuf {
-    fn new() -> Self {
-        BlockBuf {
+impl<D: BlockDecode> BlockReader<D> {
+    /// Read the blocks `dec` decodes.
+    pub fn new(dec: D) -> Self {
+        BlockReader {
+            dec,
             out: Vec::new(),
             pos: 0,
             done: false,
         }
     }
+}
 
-    fn serve(&mut self, buf: &mut [u8]) -> usize {
+impl<D: BlockDecode> Read for BlockReader<D> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.pos >= self.out.len() {
+            if self.done || !self.dec.decode_block(&mut self.out)? {
+                self.done = true;
+                return Ok(0);
+            }
+            self.pos = 0;
+        }
         let n = (self.out.len() - self.pos).min(buf.len());
         buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
         self.pos += n;
-        n
-    }
-}
-
-/// A decoder producing one block of output at a time into its [`BlockBuf`].
-trait Blocks {
-    fn block(&mut self) -> &mut BlockBuf;
-    /// Decode the next block; false at the end of the input.
-    fn next_block(&mut self) -> io::Result<bool>;
-}
-
-/// `Read` for any [`Blocks`]: serve the current block, decode the next when it is used up.
-fn read_blocks<B: Blocks>(b: &mut B, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        let st = b.block();
-        if st.pos < st.out.len() {
-            return Ok(st.serve(buf));
-        }
-        if st.done {
-            return Ok(0);
-        }
-        if !b.next_block()? {
-            b.block().done = true;
-            return Ok(0);
-        }
+        Ok(n)
     }
 }
 
 /// Decoder of lz4-java's `LZ4BlockOutputStream` format, checksums verified.
-pub struct Lz4JavaReader<R> {
+pub struct Lz4JavaBlocks<R> {
     inner: R,
-    buf: BlockBuf,
     compressed: Vec<u8>,
     block_no: u64,
 }
 
-impl<R: Read> Lz4JavaReader<R> {
-    /// Decode the lz4-java block stream read from `inner`.
+impl<R: Read> Lz4JavaBlocks<R> {
+    /// Decode the lz4-java block stream read from `inner` (wrap in a [`BlockReader`] to read it).
     pub fn new(inner: R) -> Self {
-        Lz4JavaReader {
+        Lz4JavaBlocks {
             inner,
-            buf: BlockBuf::new(),
             compressed: Vec::new(),
             block_no: 0,
         }
     }
+}
 
-    /// Decode the next block into `self.buf.out`; false at the end of the input.
-    fn decode_block(&mut self) -> io::Result<bool> {
+impl<R: Read> BlockDecode for Lz4JavaBlocks<R> {
+    fn decode_block(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         let mut header = [0u8; 21];
         if !read_exact_or_eof(&mut self.inner, &mut header)? {
             return Ok(false);
@@ -254,8 +251,7 @@ impl<R: Read> Lz4JavaReader<R> {
                 "lz4 block {b}: corrupt header (method {method:#x}, lengths {comp_len}/{orig_len})"
             )));
         }
-        self.buf.out.clear();
-        self.buf.pos = 0;
+        out.clear();
         if orig_len == 0 {
             // end-of-stream marker; another stream may follow (Spark reads concatenated streams)
             return Ok(true);
@@ -272,10 +268,10 @@ impl<R: Read> Lz4JavaReader<R> {
             }
         })?;
         if method == 0x10 {
-            std::mem::swap(&mut self.buf.out, &mut self.compressed);
+            std::mem::swap(out, &mut self.compressed);
         } else {
-            self.buf.out.resize(orig_len as usize, 0);
-            let n = lz4_flex::block::decompress_into(&self.compressed, &mut self.buf.out)
+            out.resize(orig_len as usize, 0);
+            let n = lz4_flex::block::decompress_into(&self.compressed, out)
                 .map_err(|e| corrupt(format!("lz4 block {b}: {e}")))?;
             if n != orig_len as usize {
                 return Err(corrupt(format!(
@@ -283,7 +279,7 @@ impl<R: Read> Lz4JavaReader<R> {
                 )));
             }
         }
-        let actual = xxhash_rust::xxh32::xxh32(&self.buf.out, LZ4_SEED) & 0x0FFF_FFFF;
+        let actual = xxhash_rust::xxh32::xxh32(out, LZ4_SEED) & 0x0FFF_FFFF;
         if actual != check {
             return Err(corrupt(format!(
                 "lz4 block {b}: checksum mismatch (stored {check:#x}, computed {actual:#x})"
@@ -293,43 +289,28 @@ impl<R: Read> Lz4JavaReader<R> {
     }
 }
 
-impl<R: Read> Read for Lz4JavaReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        read_blocks(self, buf)
-    }
-}
-
-impl<R: Read> Blocks for Lz4JavaReader<R> {
-    fn block(&mut self) -> &mut BlockBuf {
-        &mut self.buf
-    }
-    fn next_block(&mut self) -> io::Result<bool> {
-        self.decode_block()
-    }
-}
-
 /// Decoder of snappy-java's `SnappyOutputStream` format.
-pub struct SnappyJavaReader<R> {
+pub struct SnappyJavaBlocks<R> {
     inner: R,
-    buf: BlockBuf,
     compressed: Vec<u8>,
     decoder: snap::raw::Decoder,
     chunk_no: u64,
 }
 
-impl<R: BufRead> SnappyJavaReader<R> {
+impl<R: BufRead> SnappyJavaBlocks<R> {
     /// Decode the snappy-java stream read from `inner`.
     pub fn new(inner: R) -> Self {
-        SnappyJavaReader {
+        SnappyJavaBlocks {
             inner,
-            buf: BlockBuf::new(),
             compressed: Vec::new(),
             decoder: snap::raw::Decoder::new(),
             chunk_no: 0,
         }
     }
+}
 
-    fn next_chunk(&mut self) -> io::Result<bool> {
+impl<R: BufRead> BlockDecode for SnappyJavaBlocks<R> {
+    fn decode_block(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         // A stream header may start the input and may reappear (concatenated streams).
         loop {
             let head = self.inner.fill_buf()?;
@@ -364,50 +345,34 @@ impl<R: BufRead> SnappyJavaReader<R> {
         })?;
         let out_len = snap::raw::decompress_len(&self.compressed)
             .map_err(|e| corrupt(format!("snappy chunk {c}: {e}")))?;
-        self.buf.out.resize(out_len, 0);
-        self.buf.pos = 0;
+        out.resize(out_len, 0);
         self.decoder
-            .decompress(&self.compressed, &mut self.buf.out)
+            .decompress(&self.compressed, out)
             .map_err(|e| corrupt(format!("snappy chunk {c}: {e}")))?;
         Ok(true)
     }
 }
 
-impl<R: BufRead> Read for SnappyJavaReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        read_blocks(self, buf)
-    }
-}
-
-impl<R: BufRead> Blocks for SnappyJavaReader<R> {
-    fn block(&mut self) -> &mut BlockBuf {
-        &mut self.buf
-    }
-    fn next_block(&mut self) -> io::Result<bool> {
-        self.next_chunk()
-    }
-}
-
 /// Decoder of ning compress-lzf's chunked format.
-pub struct LzfReader<R> {
+pub struct LzfBlocks<R> {
     inner: R,
-    buf: BlockBuf,
     compressed: Vec<u8>,
     chunk_no: u64,
 }
 
-impl<R: Read> LzfReader<R> {
+impl<R: Read> LzfBlocks<R> {
     /// Decode the LZF chunk stream read from `inner`.
     pub fn new(inner: R) -> Self {
-        LzfReader {
+        LzfBlocks {
             inner,
-            buf: BlockBuf::new(),
             compressed: Vec::new(),
             chunk_no: 0,
         }
     }
+}
 
-    fn next_chunk(&mut self) -> io::Result<bool> {
+impl<R: Read> BlockDecode for LzfBlocks<R> {
+    fn decode_block(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         let mut head = [0u8; 5];
         if !read_exact_or_eof(&mut self.inner, &mut head)? {
             return Ok(false);
@@ -418,11 +383,10 @@ impl<R: Read> LzfReader<R> {
             return Err(corrupt(format!("lzf chunk {c}: bad signature")));
         }
         let first_len = u16::from_be_bytes([head[3], head[4]]) as usize;
-        self.buf.pos = 0;
         match head[2] {
             0 => {
-                self.buf.out.resize(first_len, 0);
-                self.inner.read_exact(&mut self.buf.out).map_err(|_| {
+                out.resize(first_len, 0);
+                self.inner.read_exact(out).map_err(|_| {
                     io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         format!("lzf chunk {c}: truncated"),
@@ -445,28 +409,13 @@ impl<R: Read> LzfReader<R> {
                         format!("lzf chunk {c}: truncated"),
                     )
                 })?;
-                self.buf.out.clear();
-                lzf_decompress(&self.compressed, &mut self.buf.out, orig)
+                out.clear();
+                lzf_decompress(&self.compressed, out, orig)
                     .map_err(|e| corrupt(format!("lzf chunk {c}: {e}")))?;
             }
             t => return Err(corrupt(format!("lzf chunk {c}: unknown chunk type {t}"))),
         }
         Ok(true)
-    }
-}
-
-impl<R: Read> Read for LzfReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        read_blocks(self, buf)
-    }
-}
-
-impl<R: Read> Blocks for LzfReader<R> {
-    fn block(&mut self) -> &mut BlockBuf {
-        &mut self.buf
-    }
-    fn next_block(&mut self) -> io::Result<bool> {
-        self.next_chunk()
     }
 }
 

@@ -801,14 +801,9 @@ fn fast_event_name(line: &[u8]) -> Option<&[u8]> {
 /// metric entries are parsed) and the rest of the line is parsed with the array emptied. When
 /// the scan finds anything unexpected, the whole line goes through the parser instead.
 fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
-    // An unescaped `"Key":[` or `"Key":{` can only be the key itself, never text inside a
-    // string; each must occur once for the cut to be unambiguous.
-    let once = |f: &memchr::memmem::Finder, from: usize| {
-        f.find(&line[from..])
-            .map(|k| from + k)
-            .filter(|k| f.find(&line[k + 1..]).is_none())
-    };
-    let Some(k) = once(&ACCUMULABLES_KEY, 0) else {
+    // An unescaped `"Accumulables":[` can only be the key itself, never text inside a string;
+    // it must occur once for the cut to be unambiguous.
+    let Some(k) = ACCUMULABLES_KEY.find(line) else {
         return de(line);
     };
     let open = k + ACCUMULABLES_KEY.needle().len() - 1;
@@ -816,24 +811,26 @@ fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
         return de(line);
     };
     let close = open + len;
-    // the executor's memory metrics are not read: cut them too when present
-    let exec = once(&EXECUTOR_METRICS_KEY, 0).and_then(|e| {
-        let o = e + EXECUTOR_METRICS_KEY.needle().len() - 1;
+    if ACCUMULABLES_KEY.find(&line[close..]).is_some() {
+        return de(line);
+    }
+    // The executor's memory metrics (after the task info, Spark 3+) are not read: cutting any
+    // complete `"Task Executor Metrics":{…}` object leaves valid JSON with the same fields read.
+    let exec = EXECUTOR_METRICS_KEY.find(&line[close..]).and_then(|e| {
+        let o = close + e + EXECUTOR_METRICS_KEY.needle().len() - 1;
         object_end(line, o).ok().map(|end| (o, end + 1))
     });
     let mut rest = Vec::with_capacity(line.len() - len + 4);
-    let mut cuts = vec![(open, close, &b"[]"[..])];
-    if let Some((o, c)) = exec.filter(|(o, c)| *c <= open || *o >= close) {
-        cuts.push((o, c, b"{}"));
+    rest.extend_from_slice(&line[..open]);
+    rest.extend_from_slice(b"[]");
+    match exec {
+        Some((o, c)) => {
+            rest.extend_from_slice(&line[close..o]);
+            rest.extend_from_slice(b"{}");
+            rest.extend_from_slice(&line[c..]);
+        }
+        None => rest.extend_from_slice(&line[close..]),
     }
-    cuts.sort_by_key(|c| c.0);
-    let mut at = 0;
-    for (o, c, with) in cuts {
-        rest.extend_from_slice(&line[at..o]);
-        rest.extend_from_slice(with);
-        at = c;
-    }
-    rest.extend_from_slice(&line[at..]);
     let mut t: TaskEnd = de(&rest)?;
     t.info.accumulables =
         updates_from_objects(&objects).map_err(|e| format!("malformed event: {e}"))?;
@@ -841,8 +838,13 @@ fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
 }
 
 fn de<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
-    serde_json::from_slice(line)
-        .map_err(|e| format!("malformed event: {}", short_error(&e.to_string())))
+    // One UTF-8 check of the whole line is much cheaper than one per string; a line with a
+    // stray byte somewhere goes through the byte reader, which checks only the strings it reads.
+    let res = match std::str::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    };
+    res.map_err(|e| format!("malformed event: {}", short_error(&e.to_string())))
 }
 
 fn short_error(s: &str) -> String {
@@ -1027,5 +1029,21 @@ mod scan_tests {
             n += fast.info.accumulables.0.len();
         }
         assert!(n > 0, "the sample has SQL metric updates");
+    }
+}
+
+#[cfg(test)]
+mod utf8_tests {
+    use super::*;
+
+    #[test]
+    fn stray_byte_in_a_skipped_string_does_not_lose_the_event() {
+        let mut line = br#"{"Event":"SparkListenerJobEnd","Job ID":4,"Note":"caf?","Job Result":{"Result":"JobSucceeded"}}"#.to_vec();
+        let q = line.iter().position(|b| *b == b'?').unwrap();
+        line[q] = 0xE9; // Latin-1 'é', not UTF-8
+        let Parsed::Event(_, Event::JobEnd(j)) = parse_line(&line).unwrap() else {
+            panic!()
+        };
+        assert_eq!(j.job_id, 4);
     }
 }

@@ -55,4 +55,14 @@ fn big_zstd_log_matches_spark_ground_truth() {
             .unwrap_or_else(|| panic!("{short} not counted"));
         assert_eq!(got[1], n.as_i64().unwrap().to_string(), "{short}");
     }
+    // fields aether does not read are listed, sampled in every chunk of the log
+    let ignored = common::rows(
+        &ctx,
+        "SELECT sampled_events FROM ignored_fields WHERE event = 'SparkListenerTaskEnd' AND field = 'Task Executor Metrics'",
+    );
+    assert_eq!(ignored.len(), 1, "{ignored:?}");
+    assert!(
+        ignored[0][0].parse::<i64>().unwrap() > 100,
+        "one sample per 4 MiB chunk: {ignored:?}"
+    );
 }

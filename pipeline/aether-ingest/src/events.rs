@@ -750,6 +750,70 @@ impl Kind {
     }
 }
 
+/// The field names a serde-derived struct reads, found by asking it to deserialize from a
+/// deserializer that only records the field list.
+fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    struct Recorder<'a>(&'a mut &'static [&'static str]);
+    impl<'de> Deserializer<'de> for Recorder<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("fields recorded"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Recorder(&mut fields));
+    fields
+}
+
+impl Kind {
+    /// The top-level fields aether reads from this event (besides `"Event"`).
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Kind::LogStart => fields_of::<LogStart>(),
+            Kind::ApplicationStart => fields_of::<ApplicationStart>(),
+            Kind::ApplicationEnd => fields_of::<ApplicationEnd>(),
+            Kind::EnvironmentUpdate => fields_of::<EnvironmentUpdate>(),
+            Kind::ExecutorAdded => fields_of::<ExecutorAdded>(),
+            Kind::ExecutorRemoved => fields_of::<ExecutorRemoved>(),
+            Kind::JobStart => fields_of::<JobStart>(),
+            Kind::JobEnd => fields_of::<JobEnd>(),
+            Kind::StageSubmitted | Kind::StageCompleted => fields_of::<StageEvent>(),
+            Kind::TaskEnd => fields_of::<TaskEnd>(),
+            Kind::SqlExecutionStart => fields_of::<SqlExecutionStart>(),
+            Kind::SqlExecutionEnd => fields_of::<SqlExecutionEnd>(),
+            Kind::SqlAdaptiveExecutionUpdate => fields_of::<SqlAdaptiveExecutionUpdate>(),
+            Kind::SqlAdaptiveMetricUpdates => fields_of::<SqlAdaptiveMetricUpdates>(),
+            Kind::DriverAccumUpdates => fields_of::<DriverAccumUpdates>(),
+        }
+    }
+}
+
+/// The top-level fields of an event line that aether does not read (for `ignored_fields`).
+pub fn ignored_fields(line: &[u8], kind: Kind) -> Vec<String> {
+    let Ok(map) = serde_json::from_slice::<std::collections::BTreeMap<String, IgnoredAny>>(line)
+    else {
+        return Vec::new();
+    };
+    let known = kind.fields();
+    map.into_keys()
+        .filter(|k| k != "Event" && !known.contains(&k.as_str()))
+        .collect()
+}
+
 /// One parsed event, owning its data (so parsing and applying can run on different threads).
 #[derive(Debug)]
 pub enum Event {
@@ -1035,6 +1099,17 @@ mod scan_tests {
 #[cfg(test)]
 mod utf8_tests {
     use super::*;
+
+    #[test]
+    fn ignored_fields_are_the_ones_not_read() {
+        assert!(Kind::TaskEnd.fields().contains(&"Task Metrics"));
+        assert!(Kind::JobEnd.fields().contains(&"Job ID"));
+        let line = br#"{"Event":"SparkListenerJobEnd","Job ID":1,"Completion Time":5,"Job Result":{"Result":"JobSucceeded"},"Brand New":7}"#;
+        assert_eq!(
+            ignored_fields(line, Kind::JobEnd),
+            vec!["Brand New".to_string()]
+        );
+    }
 
     #[test]
     fn stray_byte_in_a_skipped_string_does_not_lose_the_event() {

@@ -118,6 +118,8 @@ struct ParsedChunk {
     /// (line number within the chunk, 1-based; problem)
     errors: Vec<(u64, String)>,
     counts: HashMap<Vec<u8>, (bool, i64)>,
+    /// (event, field) ignored, from the first event of each kind in the chunk
+    ignored: Vec<(String, String)>,
     lines: u64,
     bytes: u64,
 }
@@ -140,6 +142,7 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
     let data = &c.data[..];
     let mut start = 0;
     let mut line_no = 0;
+    let mut sampled: Vec<events::Kind> = Vec::new();
     while start < data.len() {
         let end = memchr::memchr(b'\n', &data[start..])
             .map(|i| start + i)
@@ -151,6 +154,16 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
             Ok(Parsed::Blank) => {}
             Ok(Parsed::Event(name, e)) => {
                 count(&mut out.counts, &name, true);
+                // the fields aether does not read, sampled once per event kind and chunk
+                if let Some(kind) = events::Kind::from_name(&name)
+                    && !sampled.contains(&kind)
+                {
+                    sampled.push(kind);
+                    let event = String::from_utf8_lossy(&name).into_owned();
+                    for f in events::ignored_fields(line, kind) {
+                        out.ignored.push((event.clone(), f));
+                    }
+                }
                 out.events.push(e);
             }
             Ok(Parsed::Skipped(name)) => count(&mut out.counts, &name, false),
@@ -249,6 +262,9 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
         part_lines[pc.part] += pc.lines;
         for (name, (read, n)) in pc.counts {
             state.count_events(&name, read, n);
+        }
+        for (event, field) in pc.ignored {
+            state.ignored_field(event, field);
         }
         for e in pc.events {
             state.apply(e);

@@ -108,6 +108,7 @@ pub struct AppState {
     accum_driver: HashMap<i64, i64>,
     props: Properties,
     event_counts: HashMap<String, (bool, i64)>,
+    ignored_fields: std::collections::BTreeMap<(String, String), i64>,
 }
 
 /// Rows of one application attempt, one batch per table.
@@ -138,6 +139,15 @@ impl AppState {
         } else {
             self.event_counts.insert(name.to_string(), (read, n));
         }
+    }
+
+    /// Note a top-level field of `event` that aether does not read (seen in a sampled event).
+    pub fn ignored_field(&mut self, event: String, field: String) {
+        let event = match event.strip_prefix("org.apache.spark.sql.execution.ui.") {
+            Some(short) => short.to_string(),
+            None => event,
+        };
+        *self.ignored_fields.entry((event, field)).or_insert(0) += 1;
     }
 
     fn stage(&mut self, stage_id: i64, attempt_id: i64) -> &mut StageRow {
@@ -640,6 +650,14 @@ impl AppState {
             c.count.append_value(n);
         }
         out.push((EventCounts::NAME, c.finish(&key)));
+
+        let mut f = IgnoredFields::default();
+        for ((event, field), n) in &self.ignored_fields {
+            f.event.append_value(event);
+            f.field.append_value(field);
+            f.sampled_events.append_value(*n);
+        }
+        out.push((IgnoredFields::NAME, f.finish(&key)));
 
         AppBatches {
             app_id,

@@ -282,6 +282,16 @@ table! {
     }
 }
 
+table! {
+    /// Top-level event fields aether does not read, per event kind, from sampled events (the
+    /// first event of each kind in every 4 MiB chunk): schema drift shows up here.
+    IgnoredFields = "ignored_fields", key ["app_id", "app_attempt_id"] {
+        event: Str,
+        field: Str,
+        sampled_events: I64,
+    }
+}
+
 /// Every table name with its schema, in the order they are registered.
 pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
     vec![
@@ -296,5 +306,6 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Properties::NAME, Properties::schema()),
         (IngestErrors::NAME, IngestErrors::schema()),
         (EventCounts::NAME, EventCounts::schema()),
+        (IgnoredFields::NAME, IgnoredFields::schema()),
     ]
 }

@@ -10,6 +10,7 @@
 
 pub mod codec;
 pub mod events;
+mod fast;
 pub mod read;
 pub mod source;
 pub mod state;

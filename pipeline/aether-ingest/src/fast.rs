@@ -1,0 +1,426 @@
+//! A hand-written reader for the hot event, `SparkListenerTaskEnd`, once its accumulables are
+//! cut out. It reads exactly the fields the serde structs in [`crate::events`] read, with the
+//! same meaning, and gives up (returns `None`) on anything it is not sure of: the caller then
+//! parses the line with serde_json, which also produces the error message. Tests check that both
+//! agree on every TaskEnd of the real logs.
+
+use crate::events::{
+    AccUpdate, InputMetrics, Num, OutputMetrics, ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd,
+    TaskEndReason, TaskInfo, TaskMetrics,
+};
+
+struct Cur<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cur<'a> {
+    #[inline]
+    fn ws(&mut self) {
+        while self.i < self.b.len() && self.b[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.peek()? == c {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// The raw bytes of a string (escapes not processed) and whether it has any.
+    #[inline]
+    fn raw_string(&mut self) -> Option<(&'a [u8], bool)> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let (end, escaped) = crate::events::string_end_escaped(self.b, start)?;
+        self.i = end + 1;
+        Some((&self.b[start..end], escaped))
+    }
+
+    /// A string value as owned text (escapes processed).
+    fn string(&mut self) -> Option<String> {
+        let start = self.i;
+        let (raw, escaped) = self.raw_string()?;
+        if escaped {
+            let quoted = &self.b[start..self.i];
+            let quoted = &quoted[quoted.iter().position(|c| *c == b'"')?..];
+            serde_json::from_slice(quoted).ok()
+        } else {
+            std::str::from_utf8(raw).ok().map(str::to_string)
+        }
+    }
+
+    /// `null` or a string.
+    fn opt_string(&mut self) -> Option<Option<String>> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.ws();
+        if self.b[self.i..].starts_with(word) {
+            self.i += word.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// `true`, `false` or `null`.
+    fn opt_bool(&mut self) -> Option<Option<bool>> {
+        match self.peek()? {
+            b't' => self.literal(b"true").map(|_| Some(true)),
+            b'f' => self.literal(b"false").map(|_| Some(false)),
+            b'n' => self.literal(b"null").map(|_| None),
+            _ => None,
+        }
+    }
+
+    /// A JSON number as i64 (integers only; anything else gives up).
+    fn int(&mut self) -> Option<i64> {
+        self.ws();
+        let start = self.i;
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        let digits = self.b[self.i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits == 0 || digits > 18 {
+            return None;
+        }
+        self.i += digits;
+        if matches!(self.b.get(self.i), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        std::str::from_utf8(&self.b[start..self.i])
+            .ok()?
+            .parse()
+            .ok()
+    }
+
+    /// A value as [`Num`]: an integer, `null`, or a numeric string; other shapes give up.
+    fn num(&mut self) -> Option<Num> {
+        match self.peek()? {
+            b'n' => self.literal(b"null").map(|_| Num(None)),
+            b'"' => {
+                let (raw, escaped) = self.raw_string()?;
+                if escaped {
+                    return None;
+                }
+                let t = std::str::from_utf8(raw).ok()?.trim();
+                Some(Num(t.parse::<i64>().ok().or_else(|| {
+                    t.parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite())
+                        .map(|f| f as i64)
+                })))
+            }
+            _ => self.int().map(|v| Num(Some(v))),
+        }
+    }
+
+    /// Skip any value.
+    fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.raw_string().map(|_| ()),
+            b'{' => {
+                let end = crate::events::object_end(self.b, self.i).ok()?;
+                self.i = end + 1;
+                Some(())
+            }
+            b'[' => {
+                // arrays here are small (block updates): walk their values
+                self.i += 1;
+                if self.eat(b']').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip()?;
+                    match self.peek()? {
+                        b',' => self.i += 1,
+                        b']' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => {
+                // a number: validate its shape loosely, serde checks it on the fallback path
+                let start = self.i;
+                while self.i < self.b.len()
+                    && matches!(
+                        self.b[self.i],
+                        b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'
+                    )
+                {
+                    self.i += 1;
+                }
+                (self.i > start).then_some(())
+            }
+        }
+    }
+
+    /// Walk an object, calling `f` with each key (raw bytes, unescaped keys only) positioned
+    /// at its value; `f` must consume the value.
+    fn object(&mut self, mut f: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let (key, escaped) = self.raw_string()?;
+            if escaped {
+                return None;
+            }
+            self.eat(b':')?;
+            f(self, key)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `null` (→ None) or an object read by `f`.
+    fn opt_object<T: Default>(
+        &mut self,
+        mut f: impl FnMut(&mut Self, &[u8], &mut T) -> Option<()>,
+    ) -> Option<Option<T>> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        let mut v = T::default();
+        self.object(|c, k| f(c, k, &mut v))?;
+        Some(Some(v))
+    }
+}
+
+fn reason(c: &mut Cur, k: &[u8], r: &mut TaskEndReason) -> Option<()> {
+    match k {
+        b"Reason" => r.reason = c.opt_string()?,
+        b"Class Name" => r.class_name = c.opt_string()?,
+        b"Description" => r.description = c.opt_string()?,
+        b"Kill Reason" => r.kill_reason = c.opt_string()?,
+        b"Loss Reason" => r.loss_reason = c.opt_string()?,
+        _ => c.skip()?,
+    }
+    Some(())
+}
+
+fn info(c: &mut Cur, k: &[u8], t: &mut TaskInfo, has_id: &mut bool) -> Option<()> {
+    match k {
+        b"Task ID" => {
+            t.task_id = c.int()?;
+            *has_id = true;
+        }
+        b"Index" => t.index = c.num()?,
+        b"Attempt" => t.attempt = c.num()?,
+        b"Launch Time" => t.launch_time = c.num()?,
+        b"Executor ID" => t.executor_id = c.opt_string()?,
+        b"Host" => t.host = c.opt_string()?,
+        b"Locality" => t.locality = c.opt_string()?,
+        b"Speculative" => t.speculative = c.opt_bool()?,
+        b"Finish Time" => t.finish_time = c.num()?,
+        b"Failed" => t.failed = c.opt_bool()?,
+        b"Killed" => t.killed = c.opt_bool()?,
+        // cut out by the caller and read separately; anything else here gives up
+        b"Accumulables" => {
+            c.eat(b'[')?;
+            c.eat(b']')?;
+        }
+        _ => c.skip()?,
+    }
+    Some(())
+}
+
+fn metrics(c: &mut Cur, k: &[u8], m: &mut TaskMetrics) -> Option<()> {
+    match k {
+        b"Executor Deserialize Time" => m.executor_deserialize_time = c.num()?,
+        b"Executor Deserialize CPU Time" => m.executor_deserialize_cpu_time = c.num()?,
+        b"Executor Run Time" => m.executor_run_time = c.num()?,
+        b"Executor CPU Time" => m.executor_cpu_time = c.num()?,
+        b"Peak Execution Memory" => m.peak_execution_memory = c.num()?,
+        b"Peak On Heap Execution Memory" => m.peak_on_heap_execution_memory = c.num()?,
+        b"Peak Off Heap Execution Memory" => m.peak_off_heap_execution_memory = c.num()?,
+        b"Result Size" => m.result_size = c.num()?,
+        b"JVM GC Time" => m.jvm_gc_time = c.num()?,
+        b"Result Serialization Time" => m.result_serialization_time = c.num()?,
+        b"Memory Bytes Spilled" => m.memory_bytes_spilled = c.num()?,
+        b"Disk Bytes Spilled" => m.disk_bytes_spilled = c.num()?,
+        b"Shuffle Read Metrics" => {
+            m.shuffle_read = c.opt_object(|c, k, s: &mut ShuffleReadMetrics| {
+                match k {
+                    b"Remote Blocks Fetched" => s.remote_blocks_fetched = c.num()?,
+                    b"Local Blocks Fetched" => s.local_blocks_fetched = c.num()?,
+                    b"Fetch Wait Time" => s.fetch_wait_time = c.num()?,
+                    b"Remote Bytes Read" => s.remote_bytes_read = c.num()?,
+                    b"Remote Bytes Read To Disk" => s.remote_bytes_read_to_disk = c.num()?,
+                    b"Local Bytes Read" => s.local_bytes_read = c.num()?,
+                    b"Total Records Read" => s.records_read = c.num()?,
+                    _ => c.skip()?,
+                }
+                Some(())
+            })?
+        }
+        b"Shuffle Write Metrics" => {
+            m.shuffle_write = c.opt_object(|c, k, s: &mut ShuffleWriteMetrics| {
+                match k {
+                    b"Shuffle Bytes Written" => s.bytes_written = c.num()?,
+                    b"Shuffle Write Time" => s.write_time = c.num()?,
+                    b"Shuffle Records Written" => s.records_written = c.num()?,
+                    _ => c.skip()?,
+                }
+                Some(())
+            })?
+        }
+        b"Input Metrics" => {
+            m.input = c.opt_object(|c, k, s: &mut InputMetrics| {
+                match k {
+                    b"Bytes Read" => s.bytes_read = c.num()?,
+                    b"Records Read" => s.records_read = c.num()?,
+                    _ => c.skip()?,
+                }
+                Some(())
+            })?
+        }
+        b"Output Metrics" => {
+            m.output = c.opt_object(|c, k, s: &mut OutputMetrics| {
+                match k {
+                    b"Bytes Written" => s.bytes_written = c.num()?,
+                    b"Records Written" => s.records_written = c.num()?,
+                    _ => c.skip()?,
+                }
+                Some(())
+            })?
+        }
+        _ => c.skip()?,
+    }
+    Some(())
+}
+
+/// Read a TaskEnd line whose `Accumulables` array was emptied; `None`: use serde instead.
+pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
+    let mut c = Cur { b: line, i: 0 };
+    let mut stage_id = None;
+    let mut stage_attempt_id = Num(None);
+    let mut reason_v = TaskEndReason::default();
+    let mut info_v = None;
+    let mut metrics_v = None;
+    c.object(|c, k| {
+        match k {
+            b"Stage ID" => stage_id = Some(c.int()?),
+            b"Stage Attempt ID" => stage_attempt_id = c.num()?,
+            b"Task End Reason" => {
+                reason_v = c
+                    .opt_object(|c, k, r: &mut TaskEndReason| reason(c, k, r))?
+                    .unwrap_or_default()
+            }
+            b"Task Info" => {
+                let mut t = TaskInfo::default();
+                let mut has_id = false;
+                c.object(|c, k| info(c, k, &mut t, &mut has_id))?;
+                if !has_id {
+                    return None;
+                }
+                info_v = Some(t);
+            }
+            b"Task Metrics" => {
+                metrics_v = c.opt_object(|c, k, m: &mut TaskMetrics| metrics(c, k, m))?
+            }
+            _ => c.skip()?,
+        }
+        Some(())
+    })?;
+    c.ws();
+    if c.i != line.len() {
+        return None;
+    }
+    Some(TaskEnd {
+        stage_id: stage_id?,
+        stage_attempt_id,
+        reason: reason_v,
+        info: info_v?,
+        metrics: metrics_v,
+    })
+}
+
+/// One accumulable object: `Some(Some(update))` for a numeric SQL-metric update,
+/// `Some(None)` for one that is not (internal task metric, no name, non-numeric update),
+/// `None` when unsure (the caller parses it with serde).
+pub fn acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
+    let mut c = Cur { b: obj, i: 0 };
+    let (mut id, mut update, mut count_failed) = (Num(None), Num(None), None);
+    let mut name: Option<(&[u8], bool)> = None;
+    c.object(|c, k| {
+        match k {
+            b"ID" => id = c.num()?,
+            b"Name" => {
+                if c.peek()? == b'n' {
+                    c.literal(b"null")?;
+                } else {
+                    let (raw, escaped) = c.raw_string()?;
+                    name = Some((raw, escaped));
+                }
+            }
+            b"Update" => {
+                update = match c.peek()? {
+                    b'[' | b'{' => {
+                        c.skip()?;
+                        Num(None)
+                    }
+                    _ => c.num()?,
+                }
+            }
+            b"Count Failed Values" => count_failed = c.opt_bool()?,
+            _ => c.skip()?,
+        }
+        Some(())
+    })?;
+    c.ws();
+    if c.i != obj.len() {
+        return None;
+    }
+    let Some((name, escaped)) = name else {
+        return Some(None);
+    };
+    if escaped {
+        return None;
+    }
+    if name.starts_with(b"internal.") {
+        return Some(None);
+    }
+    Some(match (id.0, update.0) {
+        (Some(id), Some(update)) => Some(AccUpdate {
+            id,
+            update,
+            count_failed: count_failed != Some(false),
+        }),
+        _ => None,
+    })
+}

@@ -9,6 +9,12 @@ use crate::events::{
     TaskEndReason, TaskInfo, TaskMetrics,
 };
 
+/// The value of at most 18 ASCII digits (cannot overflow).
+#[inline]
+fn digits_value(d: &[u8]) -> i64 {
+    d.iter().fold(0i64, |v, c| v * 10 + (c - b'0') as i64)
+}
+
 struct Cur<'a> {
     b: &'a [u8],
     i: usize,
@@ -104,14 +110,13 @@ impl<'a> Cur<'a> {
         if digits == 0 || digits > 18 {
             return None;
         }
+        let neg = self.b[start] == b'-';
+        let v = digits_value(&self.b[self.i..self.i + digits]);
         self.i += digits;
         if matches!(self.b.get(self.i), Some(b'.' | b'e' | b'E')) {
             return None;
         }
-        std::str::from_utf8(&self.b[start..self.i])
-            .ok()?
-            .parse()
-            .ok()
+        Some(if neg { -v } else { v })
     }
 
     /// A value as [`Num`]: an integer, `null`, or a numeric string; other shapes give up.
@@ -122,6 +127,9 @@ impl<'a> Cur<'a> {
                 let (raw, escaped) = self.raw_string()?;
                 if escaped {
                     return None;
+                }
+                if !raw.is_empty() && raw.len() <= 18 && raw.iter().all(u8::is_ascii_digit) {
+                    return Some(Num(Some(digits_value(raw))));
                 }
                 let t = std::str::from_utf8(raw).ok()?.trim();
                 Some(Num(t.parse::<i64>().ok().or_else(|| {
@@ -423,4 +431,60 @@ pub fn acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
         }),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serde(line: &[u8]) -> TaskEnd {
+        serde_json::from_slice(line).unwrap()
+    }
+
+    #[test]
+    fn numbers_strings_nulls_and_nesting_read_as_serde_does() {
+        let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":-3,"Stage Attempt ID":"2","Task Type":"ResultTask","Task End Reason":{"Reason":"ExceptionFailure","Description":"boom \"x\"\n at y","Stack Trace":[{"Declaring Class":"A","Line Number":1}]},"Task Info":{"Task ID":9,"Index":null,"Executor ID":"7","Host":"h\u00e9","Speculative":true,"Failed":true,"Accumulables":[]},"Task Metrics":{"Executor Run Time":123456789012345678,"JVM GC Time":"17","Shuffle Read Metrics":{"Remote Bytes Read":5,"Push Based Shuffle":{"Merged Fetch Fallback Count":0}},"Updated Blocks":[{"Block ID":"rdd_1","Status":{"Memory Size":1}}],"Output Metrics":null}}"#;
+        let fast = task_end(line).expect("the hand-written reader takes this line");
+        assert_eq!(format!("{fast:?}"), format!("{:?}", serde(line)));
+        assert_eq!(fast.stage_id, -3);
+        assert_eq!(
+            fast.reason.description.as_deref(),
+            Some("boom \"x\"\n at y")
+        );
+    }
+
+    #[test]
+    fn gives_up_where_unsure() {
+        // a float, a 19-digit number, a missing task id, trailing garbage
+        for line in [
+            &br#"{"Stage ID":1,"Task Info":{"Task ID":1},"Task Metrics":{"Executor Run Time":1.5}}"#[..],
+            br#"{"Stage ID":1,"Task Info":{"Task ID":1},"Task Metrics":{"Executor Run Time":1234567890123456789}}"#,
+            br#"{"Stage ID":1,"Task Info":{"Index":1}}"#,
+            br#"{"Stage ID":1,"Task Info":{"Task ID":1}} x"#,
+        ] {
+            assert!(task_end(line).is_none(), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn accumulable_objects() {
+        let u = |s: &[u8]| acc_update(s);
+        assert_eq!(
+            u(br#"{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000","Internal":true,"Count Failed Values":true,"Metadata":"sql"}"#),
+            Some(Some(AccUpdate { id: 5, update: 25000, count_failed: true }))
+        );
+        assert_eq!(
+            u(br#"{"ID":6,"Name":"internal.metrics.x","Update":1}"#),
+            Some(None)
+        );
+        assert_eq!(
+            u(br#"{"ID":6,"Name":"blocks","Update":[{"Block ID":"b"}]}"#),
+            Some(None)
+        );
+        assert_eq!(
+            u(br#"{"ID":6,"Name":"x\"y","Update":1}"#),
+            None,
+            "escaped names go to serde"
+        );
+    }
 }

@@ -883,22 +883,28 @@ fn fast_event_name(line: &[u8]) -> Option<&[u8]> {
 /// metric entries are parsed) and the rest of the line is parsed with the array emptied. When
 /// the scan finds anything unexpected, the whole line goes through the parser instead.
 fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
-    let Some((rest, objects)) = cut_task_end(line) else {
-        return de(line);
-    };
-    let mut t: TaskEnd = match crate::fast::task_end(&rest) {
-        Some(t) => t,
-        None => de(&rest)?,
-    };
-    t.info.accumulables =
-        updates_from_objects(&objects).map_err(|e| format!("malformed event: {e}"))?;
-    Ok(t)
+    thread_local! {
+        /// the line without its accumulables, reused from line to line
+        static REST: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    REST.with_borrow_mut(|rest| {
+        let Some(objects) = cut_task_end(line, rest) else {
+            return de(line);
+        };
+        let mut t: TaskEnd = match crate::fast::task_end(rest) {
+            Some(t) => t,
+            None => de(rest)?,
+        };
+        t.info.accumulables =
+            updates_from_objects(&objects).map_err(|e| format!("malformed event: {e}"))?;
+        Ok(t)
+    })
 }
 
 /// A TaskEnd line with its `Accumulables` array emptied and its `Task Executor Metrics`
 /// object (not read) emptied too, plus the accumulable objects; `None` when the line does not
 /// have the expected shape.
-fn cut_task_end(line: &[u8]) -> Option<(Vec<u8>, Vec<&[u8]>)> {
+fn cut_task_end<'a>(line: &'a [u8], rest: &mut Vec<u8>) -> Option<Vec<&'a [u8]>> {
     // An unescaped `"Accumulables":[` can only be the key itself, never text inside a string;
     // it must occur once for the cut to be unambiguous.
     let k = ACCUMULABLES_KEY.find(line)?;
@@ -914,7 +920,7 @@ fn cut_task_end(line: &[u8]) -> Option<(Vec<u8>, Vec<&[u8]>)> {
         let o = close + e + EXECUTOR_METRICS_KEY.needle().len() - 1;
         object_end(line, o).ok().map(|end| (o, end + 1))
     });
-    let mut rest = Vec::with_capacity(line.len() - len + 4);
+    rest.clear();
     rest.extend_from_slice(&line[..open]);
     rest.extend_from_slice(b"[]");
     match exec {
@@ -925,7 +931,7 @@ fn cut_task_end(line: &[u8]) -> Option<(Vec<u8>, Vec<&[u8]>)> {
         }
         None => rest.extend_from_slice(&line[close..]),
     }
-    Some((rest, objects))
+    Some(objects)
 }
 
 fn de<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
@@ -1166,8 +1172,8 @@ mod scan_tests {
                 assert_eq!(got.info.accumulables.0, want, "{}", f.display());
                 lines += 1;
                 updates += got.info.accumulables.0.len();
-                if let Some((rest, _)) = cut_task_end(line)
-                    && crate::fast::task_end(&rest).is_some()
+                let mut rest = Vec::new();
+                if cut_task_end(line, &mut rest).is_some() && crate::fast::task_end(&rest).is_some()
                 {
                     fast += 1;
                 }

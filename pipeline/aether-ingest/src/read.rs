@@ -8,7 +8,7 @@ use crate::state::{AppBatches, AppState};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, sync_channel};
@@ -117,19 +117,18 @@ struct ParsedChunk {
     events: Vec<Event>,
     /// (line number within the chunk, 1-based; problem)
     errors: Vec<(u64, String)>,
-    counts: HashMap<Vec<u8>, (bool, i64)>,
+    /// (event name, read, count): a handful of kinds per log, so a short list beats hashing
+    counts: Vec<(Vec<u8>, bool, i64)>,
     /// (event, field) ignored, from the first event of each kind in the chunk
     ignored: Vec<(String, String)>,
     lines: u64,
     bytes: u64,
 }
 
-fn count(counts: &mut HashMap<Vec<u8>, (bool, i64)>, name: &[u8], read: bool) {
-    match counts.get_mut(name) {
-        Some(c) => c.1 += 1,
-        None => {
-            counts.insert(name.to_vec(), (read, 1));
-        }
+fn count(counts: &mut Vec<(Vec<u8>, bool, i64)>, name: &[u8], read: bool) {
+    match counts.iter_mut().find(|c| c.0 == name) {
+        Some(c) => c.2 += 1,
+        None => counts.push((name.to_vec(), read, 1)),
     }
 }
 
@@ -260,7 +259,7 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
         bytes += pc.bytes;
         let base = part_lines[pc.part];
         part_lines[pc.part] += pc.lines;
-        for (name, (read, n)) in pc.counts {
+        for (name, read, n) in pc.counts {
             state.count_events(&name, read, n);
         }
         for (event, field) in pc.ignored {

@@ -382,6 +382,65 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
 /// `Some(None)` for one that is not (internal task metric, no name, non-numeric update),
 /// `None` when unsure (the caller parses it with serde).
 pub fn acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
+    if let Some(u) = spark_layout_acc_update(obj) {
+        return Some(u);
+    }
+    acc_update_any_order(obj)
+}
+
+/// [`acc_update`] for Spark's own layout, read straight through: `{"ID":<n>,"Name":"<name>",
+/// "Update":<n or "n">,"Value":…,"Internal":<bool>,"Count Failed Values":<bool>…}`. `None`
+/// when the object is laid out any other way.
+fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
+    let mut c = Cur { b: obj, i: 0 };
+    let expect = |c: &mut Cur, lit: &[u8]| -> Option<()> {
+        c.b[c.i..].starts_with(lit).then(|| c.i += lit.len())
+    };
+    expect(&mut c, b"{\"ID\":")?;
+    let id = c.int()?;
+    expect(&mut c, b",\"Name\":")?;
+    let (name, escaped) = c.raw_string()?;
+    if escaped {
+        return None;
+    }
+    if name.starts_with(b"internal.") {
+        return Some(None);
+    }
+    expect(&mut c, b",\"Update\":")?;
+    let update = match c.b.get(c.i)? {
+        b'"' | b'-' | b'0'..=b'9' => c.num()?,
+        _ => return None,
+    };
+    // the rest: Value, Internal, then the flag we need; anything unexpected gives up
+    expect(&mut c, b",\"Value\":")?;
+    c.skip()?;
+    expect(&mut c, b",\"Internal\":")?;
+    c.opt_bool()?;
+    expect(&mut c, b",\"Count Failed Values\":")?;
+    let count_failed = c.opt_bool()?;
+    // only `"Metadata"` may follow, then the end
+    if c.b.get(c.i) == Some(&b',') {
+        c.i += 1;
+        let (key, _) = c.raw_string()?;
+        if key != b"Metadata" {
+            return None;
+        }
+        c.eat(b':')?;
+        c.skip()?;
+    }
+    c.eat(b'}')?;
+    if c.i != obj.len() {
+        return None;
+    }
+    Some(update.0.map(|update| AccUpdate {
+        id,
+        update,
+        count_failed: count_failed != Some(false),
+    }))
+}
+
+/// [`acc_update`] for objects in any key order.
+fn acc_update_any_order(obj: &[u8]) -> Option<Option<AccUpdate>> {
     let mut c = Cur { b: obj, i: 0 };
     let (mut id, mut update, mut count_failed) = (Num(None), Num(None), None);
     let mut name: Option<(&[u8], bool)> = None;
@@ -464,6 +523,28 @@ mod tests {
         ] {
             assert!(task_end(line).is_none(), "{}", String::from_utf8_lossy(line));
         }
+    }
+
+    #[test]
+    fn spark_layout_and_any_order_agree() {
+        for obj in [
+            &br#"{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000","Internal":true,"Count Failed Values":true,"Metadata":"sql"}"#[..],
+            br#"{"ID":7,"Name":"duration","Update":12,"Value":40,"Internal":true,"Count Failed Values":false}"#,
+            br#"{"ID":8,"Name":"internal.metrics.executorRunTime","Update":5,"Value":9,"Internal":true,"Count Failed Values":true}"#,
+            br#"{"ID":9,"Name":"x","Update":"abc","Value":"abc","Internal":false,"Count Failed Values":true}"#,
+        ] {
+            let fast = spark_layout_acc_update(obj).expect("Spark's layout");
+            assert_eq!(Some(fast), acc_update_any_order(obj), "{}", String::from_utf8_lossy(obj));
+        }
+        // other layouts are left to the general reader
+        assert_eq!(
+            spark_layout_acc_update(br#"{"Name":"x","ID":1,"Update":2}"#),
+            None
+        );
+        assert_eq!(
+            spark_layout_acc_update(br#"{"ID":1,"Name":"x","Update":[1]}"#),
+            None
+        );
     }
 
     #[test]

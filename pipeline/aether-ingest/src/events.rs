@@ -32,13 +32,7 @@ impl<'de> Deserialize<'de> for Num {
                 Ok(Num(if v.is_finite() { Some(v as i64) } else { None }))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
-                let t = v.trim();
-                Ok(Num(t.parse::<i64>().ok().or_else(|| {
-                    t.parse::<f64>()
-                        .ok()
-                        .filter(|f| f.is_finite())
-                        .map(|f| f as i64)
-                })))
+                Ok(Num(num_from_str(v)))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
                 Ok(Num(None))
@@ -60,6 +54,17 @@ impl<'de> Deserialize<'de> for Num {
         }
         d.deserialize_any(V)
     }
+}
+
+/// The number a numeric string holds (integer, or a finite float truncated); `None` otherwise.
+pub(crate) fn num_from_str(v: &str) -> Option<i64> {
+    let t = v.trim();
+    t.parse::<i64>().ok().or_else(|| {
+        t.parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(|f| f as i64)
+    })
 }
 
 /// A string-to-string map kept in file order; non-string values are rendered as JSON text.
@@ -586,16 +591,6 @@ fn scan_accumulables(raw: &[u8]) -> Result<AccUpdates, String> {
     updates_from_objects(&objects)
 }
 
-/// Whether an accumulable object, as Spark writes it (`{"ID":<n>,"Name":"internal.…`), is an
-/// internal task metric. Other spellings answer false and are parsed and checked by name.
-fn spark_internal_accumulable(obj: &[u8]) -> bool {
-    let Some(rest) = obj.strip_prefix(b"{\"ID\":") else {
-        return false;
-    };
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    rest[digits..].starts_with(b",\"Name\":\"internal.")
-}
-
 /// The SQL-metric updates among accumulable objects (internal task metrics skipped).
 fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
     #[derive(Deserialize)]
@@ -611,10 +606,7 @@ fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
     }
     let mut out = Vec::new();
     for &text in objects {
-        // fast path for Spark's own spelling; anything else is parsed and checked below
-        if spark_internal_accumulable(text) {
-            continue;
-        }
+        // the hand-written reader first (it skips internal task metrics); serde when unsure
         match crate::fast::acc_update(text) {
             Some(Some(u)) => {
                 out.push(u);
@@ -1185,21 +1177,6 @@ mod scan_tests {
         assert_eq!(string_end(b"ends with escape\\", 0), None);
     }
 
-    #[test]
-    fn internal_accumulables_recognised_by_spark_layout() {
-        assert!(spark_internal_accumulable(
-            br#"{"ID":120,"Name":"internal.metrics.executorRunTime","Update":5}"#
-        ));
-        assert!(!spark_internal_accumulable(
-            br#"{"ID":120,"Name":"number of output rows","Update":"5"}"#
-        ));
-        assert!(!spark_internal_accumulable(
-            br#"{"Name":"internal.metrics.x","ID":1}"#
-        ));
-    }
-
-    /// The vectorised scan finds exactly what the scalar one finds, on every accumulables
-    /// array of real logs and on made-up edge cases.
     #[test]
     fn simd_and_scalar_array_scans_agree() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -131,13 +131,9 @@ impl<'a> Cur<'a> {
                 if !raw.is_empty() && raw.len() <= 18 && raw.iter().all(u8::is_ascii_digit) {
                     return Some(Num(Some(digits_value(raw))));
                 }
-                let t = std::str::from_utf8(raw).ok()?.trim();
-                Some(Num(t.parse::<i64>().ok().or_else(|| {
-                    t.parse::<f64>()
-                        .ok()
-                        .filter(|f| f.is_finite())
-                        .map(|f| f as i64)
-                })))
+                Some(Num(crate::events::num_from_str(
+                    std::str::from_utf8(raw).ok()?,
+                )))
             }
             _ => self.int().map(|v| Num(Some(v))),
         }
@@ -381,6 +377,7 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
 /// One accumulable object: `Some(Some(update))` for a numeric SQL-metric update,
 /// `Some(None)` for one that is not (internal task metric, no name, non-numeric update),
 /// `None` when unsure (the caller parses it with serde).
+#[inline]
 pub fn acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
     if let Some(u) = spark_layout_acc_update(obj) {
         return Some(u);
@@ -391,6 +388,7 @@ pub fn acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
 /// [`acc_update`] for Spark's own layout, read straight through: `{"ID":<n>,"Name":"<name>",
 /// "Update":<n or "n">,"Value":…,"Internal":<bool>,"Count Failed Values":<bool>…}`. `None`
 /// when the object is laid out any other way.
+#[inline]
 fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
     let mut c = Cur { b: obj, i: 0 };
     let expect = |c: &mut Cur, lit: &[u8]| -> Option<()> {
@@ -398,6 +396,10 @@ fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
     };
     expect(&mut c, b"{\"ID\":")?;
     let id = c.int()?;
+    // internal task metrics (most entries) are recognised without reading further
+    if c.b[c.i..].starts_with(b",\"Name\":\"internal.") {
+        return Some(None);
+    }
     expect(&mut c, b",\"Name\":")?;
     let (name, escaped) = c.raw_string()?;
     if escaped {

@@ -376,3 +376,39 @@ fn s3_inputs_and_warehouse_through_a_local_moto_server() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_txt_list_of_paths_and_a_glob() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = repo().join("datasets/sample");
+    std::fs::copy(
+        s.join("local-1796009671201"),
+        dir.path().join("local-1796009671201"),
+    )
+    .unwrap();
+    let list = dir.path().join("logs.txt");
+    // a relative path (to the list's folder), an absolute one, a comment and a blank line
+    std::fs::write(
+        &list,
+        format!(
+            "# fleet\nlocal-1796009671201\n\n{}\n",
+            s.join("local-1796009829641.lz4").display()
+        ),
+    )
+    .unwrap();
+    let glob = format!("{}/*.snappy", s.display());
+    let o = aether(&[
+        "sql",
+        "--event_log",
+        list.to_str().unwrap(),
+        &glob,
+        "--format",
+        "csv",
+        "SELECT app_name FROM applications ORDER BY app_name",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        "app_name\ntpch_q1__snappy\ntpch_q3\ntpch_q3__lz4"
+    );
+}

@@ -335,18 +335,14 @@ fn local_part(path: &Path, meta: &std::fs::Metadata) -> Part {
     }
 }
 
-/// Whether a `.txt` file is a list of paths rather than an event log.
-fn is_path_list(path: &Path) -> bool {
+/// The text of a `.txt` file that is a list of paths (not an event log).
+fn path_list(path: &Path) -> Option<String> {
     if path.extension().is_none_or(|e| e != "txt") {
-        return false;
+        return None;
     }
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return false;
-    };
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .is_some_and(|l| !l.starts_with('{'))
+    let text = std::fs::read_to_string(path).ok()?;
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    (!first.starts_with('{')).then_some(text)
 }
 
 fn discover_local(
@@ -374,8 +370,7 @@ fn discover_local(
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if explicit && is_path_list(path) {
-            let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(text) = explicit.then(|| path_list(path)).flatten() {
             let base = path.parent().unwrap_or(Path::new("."));
             for line in text
                 .lines()

@@ -204,6 +204,13 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     }
+    if let Err(e) = rt.block_on(aether_engine::register_views(
+        &ctx,
+        &aether_engine::AnalysisSettings::default(),
+    )) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(2));
+    }
     match rt.block_on(aether_engine::query(&ctx, &query)) {
         Ok((schema, batches)) => {
             let text = aether_engine::render(&schema, &batches, a.format.into())?;

@@ -4,6 +4,8 @@
 //! `s3://` prefix), running SQL and rendering results (table, CSV, JSON), and writing a
 //! warehouse incrementally (one Parquet file per log and table, logs already present skipped).
 //!
+//! Also registers the UDFs of `aether-udfs` and the derived views of `sql/` ([`views`]).
+//!
 //! Does not own: reading event logs (`aether-ingest`).
 
 use aether_ingest::tables::all_schemas;
@@ -22,6 +24,9 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use std::sync::Arc;
+
+pub mod views;
+pub use views::{AnalysisSettings, register_views};
 
 /// Errors of the engine.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +50,9 @@ pub fn session() -> SessionContext {
     let cfg = SessionConfig::new()
         .with_information_schema(true)
         .with_default_catalog_and_schema("aether", "public");
-    SessionContext::new_with_config(cfg)
+    let ctx = SessionContext::new_with_config(cfg);
+    aether_udfs::register(&ctx);
+    ctx
 }
 
 /// Register every table of an ingest as in-memory tables.

@@ -246,6 +246,30 @@ pub struct StageInfo {
     pub completion_time: Num,
     #[serde(rename = "Failure Reason")]
     pub failure_reason: Option<String>,
+    /// The ids of the accumulators the stage updated (SQL metrics among them).
+    #[serde(rename = "Accumulables", default)]
+    pub accumulables: StageAccumulables,
+}
+
+/// The accumulator ids listed in a `Stage Info` (only ids: the values are the tasks' sums).
+#[derive(Debug, Default)]
+pub struct StageAccumulables(pub Vec<i64>);
+
+impl<'de> Deserialize<'de> for StageAccumulables {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Acc {
+            #[serde(rename = "ID", default)]
+            id: Num,
+        }
+        let v: Option<Vec<Acc>> = Deserialize::deserialize(d)?;
+        Ok(StageAccumulables(
+            v.unwrap_or_default()
+                .into_iter()
+                .filter_map(|a| a.id.0)
+                .collect(),
+        ))
+    }
 }
 
 #[derive(Deserialize, Debug, Default)]

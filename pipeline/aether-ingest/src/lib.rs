@@ -11,6 +11,7 @@
 pub mod codec;
 pub mod events;
 mod fast;
+pub mod plangraph;
 pub mod read;
 pub mod source;
 pub mod state;

@@ -66,6 +66,32 @@ struct PlanNodeRow {
     name: String,
     desc: String,
     codegen: Option<i64>,
+    /// the `WholeStageCodegen` node this node belongs to
+    cluster: Option<i64>,
+}
+
+/// Where one plan version's nodes and metrics lie in `plan_nodes` / `metric_defs`, and the
+/// edges of its graph `(child, parent)` in build order (re-used exchanges included).
+struct PlanGraph {
+    nodes: std::ops::Range<usize>,
+    metrics: std::ops::Range<usize>,
+    edges: Vec<(i64, i64)>,
+}
+
+/// A SQL-metric accumulator: the sum of the task updates Spark counts, and the stages whose
+/// tasks or `Stage Info` listed it.
+#[derive(Default)]
+struct AccAgg {
+    total: Option<i64>,
+    stages: Vec<i64>,
+}
+
+impl AccAgg {
+    fn add_stage(&mut self, stage: i64) {
+        if self.stages.last() != Some(&stage) && !self.stages.contains(&stage) {
+            self.stages.push(stage);
+        }
+    }
 }
 
 struct MetricDef {
@@ -104,7 +130,8 @@ pub struct AppState {
     sql_idx: HashMap<i64, usize>,
     plan_nodes: Vec<PlanNodeRow>,
     metric_defs: Vec<MetricDef>,
-    accum_task: HashMap<i64, i64>,
+    plans: Vec<PlanGraph>,
+    accum_task: HashMap<i64, AccAgg>,
     accum_driver: HashMap<i64, i64>,
     props: Properties,
     event_counts: HashMap<String, (bool, i64)>,
@@ -164,6 +191,12 @@ impl AppState {
     }
 
     fn stage_info(&mut self, info: StageInfo) -> &mut StageRow {
+        for &id in &info.accumulables.0 {
+            self.accum_task
+                .entry(id)
+                .or_default()
+                .add_stage(info.stage_id);
+        }
         let s = self.stage(info.stage_id, info.attempt_id.0.unwrap_or(0));
         if info.name.is_some() {
             s.name = info.name;
@@ -383,9 +416,11 @@ impl AppState {
         };
         let succeeded = status == "success";
         for a in &info.accumulables.0 {
+            let agg = self.accum_task.entry(a.id).or_default();
             if succeeded || a.count_failed {
-                *self.accum_task.entry(a.id).or_insert(0) += a.update;
+                *agg.total.get_or_insert(0) += a.update;
             }
+            agg.add_stage(t.stage_id);
         }
         let b = &mut self.tasks;
         b.stage_id.append_value(t.stage_id);
@@ -490,10 +525,52 @@ impl AppState {
             nodes: Vec::new(),
             metrics: Vec::new(),
             exchanges: HashMap::new(),
+            edges: Vec::new(),
         };
         ctx.walk(plan, None, None);
+        let n0 = self.plan_nodes.len();
+        let m0 = self.metric_defs.len();
         self.plan_nodes.extend(ctx.nodes);
         self.metric_defs.extend(ctx.metrics);
+        self.plans.push(PlanGraph {
+            nodes: n0..self.plan_nodes.len(),
+            metrics: m0..self.metric_defs.len(),
+            edges: ctx.edges,
+        });
+    }
+
+    /// The stages of every plan node (in `plan_nodes` order), see [`crate::plangraph`].
+    fn node_stages(&self) -> Vec<Vec<i64>> {
+        let acc_stages: HashMap<i64, Vec<i64>> = self
+            .accum_task
+            .iter()
+            .filter(|(_, a)| !a.stages.is_empty())
+            .map(|(id, a)| (*id, a.stages.clone()))
+            .collect();
+        let mut out = vec![Vec::new(); self.plan_nodes.len()];
+        for g in &self.plans {
+            let mut accs: HashMap<i64, Vec<i64>> = HashMap::new();
+            for m in &self.metric_defs[g.metrics.clone()] {
+                if let Some(n) = m.node_id {
+                    accs.entry(n).or_default().push(m.accumulator_id);
+                }
+            }
+            let nodes: Vec<crate::plangraph::GraphNode> = self.plan_nodes[g.nodes.clone()]
+                .iter()
+                .map(|n| crate::plangraph::GraphNode {
+                    id: n.node_id,
+                    name: &n.name,
+                    cluster: n.cluster,
+                    is_cluster: n.name.starts_with("WholeStageCodegen"),
+                    accumulators: accs.remove(&n.node_id).unwrap_or_default(),
+                })
+                .collect();
+            let stages = crate::plangraph::assign_stages(&nodes, &g.edges, &acc_stages);
+            for (slot, s) in out[g.nodes.clone()].iter_mut().zip(stages) {
+                *slot = s;
+            }
+        }
+        out
     }
 
     /// Turn the state into one batch per table.
@@ -607,8 +684,9 @@ impl AppState {
 
         let versions: HashMap<i64, i64> =
             self.sqls.iter().map(|r| (r.sql_id, r.versions)).collect();
+        let node_stages = self.node_stages();
         let mut p = SqlPlanNodes::default();
-        for n in &self.plan_nodes {
+        for (n, stages) in self.plan_nodes.iter().zip(&node_stages) {
             p.sql_id.append_value(n.sql_id);
             p.plan_version.append_value(n.version);
             p.is_final
@@ -618,12 +696,18 @@ impl AppState {
             p.node_name.append_value(&n.name);
             p.description.append_value(&n.desc);
             p.codegen_stage_id.append_option(n.codegen);
+            p.cluster_node_id.append_option(n.cluster);
+            p.stage_ids.values().append_slice(stages);
+            p.stage_ids.append(true);
         }
         out.push((SqlPlanNodes::NAME, p.finish(&key)));
 
         let mut m = SqlMetrics::default();
         for d in &self.metric_defs {
-            let t = self.accum_task.get(&d.accumulator_id);
+            let t = self
+                .accum_task
+                .get(&d.accumulator_id)
+                .and_then(|a| a.total.as_ref());
             let dr = self.accum_driver.get(&d.accumulator_id);
             let value = match (t, dr) {
                 (None, None) => None,
@@ -675,6 +759,15 @@ struct PlanCtx {
     metrics: Vec<MetricDef>,
     /// exchanges and subqueries seen, by structural fingerprint → node id
     exchanges: HashMap<u64, i64>,
+    /// `(child, parent)` edges in build order
+    edges: Vec<(i64, i64)>,
+}
+
+/// The `WholeStageCodegen` cluster a walk is inside.
+#[derive(Clone, Copy)]
+struct Cluster {
+    node_id: i64,
+    codegen: Option<i64>,
 }
 
 fn fingerprint(p: &SparkPlanInfo) -> u64 {
@@ -702,7 +795,7 @@ fn codegen_id(name: &str) -> Option<i64> {
 }
 
 impl PlanCtx {
-    fn push(&mut self, p: &SparkPlanInfo, parent: Option<i64>, codegen: Option<i64>) -> i64 {
+    fn push(&mut self, p: &SparkPlanInfo, parent: Option<i64>, sub: Option<Cluster>) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
         self.nodes.push(PlanNodeRow {
@@ -712,7 +805,8 @@ impl PlanCtx {
             parent,
             name: p.node_name.clone(),
             desc: p.simple_string.clone(),
-            codegen,
+            codegen: sub.and_then(|c| c.codegen),
+            cluster: sub.map(|c| c.node_id),
         });
         for m in &p.metrics {
             if let Some(acc) = m.accumulator_id.0 {
@@ -729,13 +823,31 @@ impl PlanCtx {
         id
     }
 
-    fn walk(&mut self, p: &SparkPlanInfo, parent: Option<i64>, codegen: Option<i64>) {
+    /// An edge from an already-built node to `parent` (a re-used exchange or subquery).
+    fn reuse_edge(&mut self, of: &SparkPlanInfo, parent: Option<i64>) {
+        if let (Some(&from), Some(to)) = (self.exchanges.get(&fingerprint(of)), parent) {
+            self.edges.push((from, to));
+        }
+    }
+
+    fn walk(&mut self, p: &SparkPlanInfo, parent: Option<i64>, sub: Option<Cluster>) {
         let name = p.node_name.as_str();
         if name.starts_with("WholeStageCodegen") {
+            // the cluster has no edge of its own; its members link to the real parent
             let cg = codegen_id(name);
-            self.push(p, parent, cg);
+            let id = self.push(p, parent, None);
+            if let Some(n) = self.nodes.last_mut() {
+                n.codegen = cg;
+            }
             if let Some(c) = p.children.first() {
-                self.walk(c, parent, cg);
+                self.walk(
+                    c,
+                    parent,
+                    Some(Cluster {
+                        node_id: id,
+                        codegen: cg,
+                    }),
+                );
             }
             return;
         }
@@ -745,30 +857,38 @@ impl PlanCtx {
                     self.walk(c, parent, None);
                 }
             }
-            "BroadcastQueryStage"
-            | "ShuffleQueryStage"
-            | "TableCacheQueryStage"
-            | "ResultQueryStage" => {
+            "BroadcastQueryStage" | "ShuffleQueryStage" | "TableCacheQueryStage" => {
                 if let Some(c) = p.children.first() {
                     if self.exchanges.contains_key(&fingerprint(c)) {
+                        self.reuse_edge(c, parent);
                         return;
                     }
                     self.walk(c, parent, None);
                 }
             }
-            "Subquery" | "SubqueryBroadcast" if codegen.is_some() => self.walk(p, parent, None),
-            "Subquery" | "SubqueryBroadcast" if self.exchanges.contains_key(&fingerprint(p)) => {}
+            "Subquery" | "SubqueryBroadcast" if sub.is_some() => self.walk(p, parent, None),
+            "Subquery" | "SubqueryBroadcast" if self.exchanges.contains_key(&fingerprint(p)) => {
+                self.reuse_edge(p, parent);
+            }
             "ReusedExchange"
                 if p.children
                     .first()
-                    .is_some_and(|c| self.exchanges.contains_key(&fingerprint(c))) => {}
+                    .is_some_and(|c| self.exchanges.contains_key(&fingerprint(c))) =>
+            {
+                if let Some(c) = p.children.first() {
+                    self.reuse_edge(c, parent);
+                }
+            }
             _ => {
-                let id = self.push(p, parent, codegen);
+                let id = self.push(p, parent, sub);
+                if let Some(to) = parent {
+                    self.edges.push((id, to));
+                }
                 if name.contains("Exchange") || name == "Subquery" || name == "SubqueryBroadcast" {
                     self.exchanges.insert(fingerprint(p), id);
                 }
                 for c in &p.children {
-                    self.walk(c, Some(id), codegen);
+                    self.walk(c, Some(id), sub);
                 }
             }
         }

@@ -239,6 +239,8 @@ table! {
         node_name: Str,
         description: Str,
         codegen_stage_id: I64,
+        cluster_node_id: I64,
+        stage_ids: ListI64,
     }
 }
 

@@ -1,0 +1,241 @@
+//! The derived views of `sql/` and the analysis settings they read.
+//!
+//! Each `.sql` file holds one SELECT; it is registered as a view named after the file, after the
+//! views it mentions (dependency order, found by whole-word matches of the other view names).
+
+use crate::{EngineError, Result};
+use datafusion::arrow::array::{ArrayRef, Float64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+include!(concat!(env!("OUT_DIR"), "/views.rs"));
+
+/// Name of the one-row table holding the [`AnalysisSettings`].
+pub const SETTINGS_TABLE: &str = "analysis_settings";
+
+/// Thresholds of the `bottlenecks` view (one row, one column each, in table
+/// `analysis_settings`). Defaults are what a Spark engineer would flag by eye.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AnalysisSettings {
+    /// Task skew: longest successful task over the median one, at least this.
+    pub skew_ratio_min: f64,
+    /// Task skew is only worth a finding when the longest task runs at least this long.
+    pub skew_task_min_ms: f64,
+    /// Spill to disk: a stage spilling at least this many bytes to disk.
+    pub disk_spill_min_bytes: f64,
+    /// Memory spill: a stage spilling at least this many bytes (in-memory size) to disk.
+    pub memory_spill_min_bytes: f64,
+    /// Ratio findings (GC, fetch wait) only for stages whose tasks ran at least this long in all.
+    pub stage_min_run_time_ms: f64,
+    /// GC pressure: JVM GC time over executor run time of a stage, at least this.
+    pub gc_ratio_min: f64,
+    /// Shuffle-fetch wait: fetch wait over executor run time of a stage, at least this.
+    pub fetch_wait_ratio_min: f64,
+    /// Small tasks: a stage with at least this many tasks …
+    pub small_tasks_min_count: f64,
+    /// … whose median task takes less than this.
+    pub small_task_max_ms: f64,
+    /// Too few tasks: a stage running for at least this long …
+    pub few_tasks_stage_min_ms: f64,
+    /// … with fewer tasks than this fraction of the peak cores.
+    pub few_tasks_cores_ratio_max: f64,
+    /// Straggler executor: its mean task run time over the app's median executor, at least this.
+    pub straggler_ratio_min: f64,
+    /// Straggler executor: only executors that ran at least this many tasks.
+    pub straggler_min_tasks: f64,
+    /// Driver-side time: SQL wall time with no job running, at least this share …
+    pub driver_time_ratio_min: f64,
+    /// … and at least this long.
+    pub driver_time_min_ms: f64,
+    /// Python UDF: time executing Python code over the SQL's task time, at least this share.
+    pub python_time_ratio_min: f64,
+    /// Failed / killed / speculative tasks: at least this many in a stage.
+    pub failed_tasks_min_count: f64,
+}
+
+impl Default for AnalysisSettings {
+    fn default() -> Self {
+        AnalysisSettings {
+            skew_ratio_min: 4.0,
+            skew_task_min_ms: 500.0,
+            disk_spill_min_bytes: 1048576.0,
+            memory_spill_min_bytes: 1048576.0,
+            stage_min_run_time_ms: 1000.0,
+            gc_ratio_min: 0.1,
+            fetch_wait_ratio_min: 0.2,
+            small_tasks_min_count: 200.0,
+            small_task_max_ms: 100.0,
+            few_tasks_stage_min_ms: 10000.0,
+            few_tasks_cores_ratio_max: 0.5,
+            straggler_ratio_min: 2.0,
+            straggler_min_tasks: 5.0,
+            driver_time_ratio_min: 0.3,
+            driver_time_min_ms: 5000.0,
+            python_time_ratio_min: 0.1,
+            failed_tasks_min_count: 1.0,
+        }
+    }
+}
+
+impl AnalysisSettings {
+    /// The settings as `(name, value)` pairs, in declaration order.
+    pub fn pairs(&self) -> Vec<(String, f64)> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m
+                .into_iter()
+                .filter_map(|(k, v)| v.as_f64().map(|f| (k, f)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Change one setting by name (`skew_ratio_min=5`); unknown names and non-numbers are errors.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let v: f64 = value.trim().parse().map_err(|_| {
+            EngineError::Other(format!("setting {name}: {value:?} is not a number"))
+        })?;
+        let mut m = match serde_json::to_value(&*self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => return Err(EngineError::Other("settings".into())),
+        };
+        if !m.contains_key(name) {
+            let names: Vec<String> = m.keys().cloned().collect();
+            return Err(EngineError::Other(format!(
+                "unknown setting {name:?}; valid: {}",
+                names.join(", ")
+            )));
+        }
+        m.insert(name.to_string(), serde_json::json!(v));
+        *self = serde_json::from_value(serde_json::Value::Object(m))
+            .map_err(|e| EngineError::Other(e.to_string()))?;
+        Ok(())
+    }
+}
+
+fn settings_table(s: &AnalysisSettings) -> Result<MemTable> {
+    let pairs = s.pairs();
+    let schema = Arc::new(Schema::new(
+        pairs
+            .iter()
+            .map(|(k, _)| Field::new(k, DataType::Float64, false))
+            .collect::<Vec<_>>(),
+    ));
+    let cols: Vec<ArrayRef> = pairs
+        .iter()
+        .map(|(_, v)| Arc::new(Float64Array::from(vec![*v])) as ArrayRef)
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), cols)
+        .map_err(|e| EngineError::Other(e.to_string()))?;
+    Ok(MemTable::try_new(schema, vec![vec![batch]])?)
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Does `sql` mention `name` as a whole word?
+fn mentions(sql: &str, name: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let mut from = 0;
+    while let Some(i) = sql[from..].find(name) {
+        let start = from + i;
+        let end = start + name.len();
+        let before_ok = start == 0 || !is_ident_byte(bytes[start - 1]);
+        let after_ok = end == bytes.len() || !is_ident_byte(bytes[end]);
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + 1;
+    }
+    false
+}
+
+/// The views in an order where each comes after those it mentions.
+pub fn ordered_views() -> Result<Vec<(&'static str, &'static str)>> {
+    let mut deps: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (name, sql) in VIEW_FILES {
+        let d = VIEW_FILES
+            .iter()
+            .filter(|(other, _)| other != name && mentions(sql, other))
+            .map(|(other, _)| *other)
+            .collect();
+        deps.insert(name, d);
+    }
+    let mut done: Vec<(&'static str, &'static str)> = Vec::new();
+    let mut placed: BTreeSet<&str> = BTreeSet::new();
+    while placed.len() < VIEW_FILES.len() {
+        let before = placed.len();
+        for (name, sql) in VIEW_FILES {
+            if !placed.contains(name) && deps[name].iter().all(|d| placed.contains(d)) {
+                placed.insert(name);
+                done.push((name, sql));
+            }
+        }
+        if placed.len() == before {
+            let stuck: Vec<&str> = VIEW_FILES
+                .iter()
+                .map(|(n, _)| *n)
+                .filter(|n| !placed.contains(n))
+                .collect();
+            return Err(EngineError::Other(format!(
+                "the views {stuck:?} depend on each other in a cycle"
+            )));
+        }
+    }
+    Ok(done)
+}
+
+/// Register the settings table and every view (after the base tables are registered).
+pub async fn register_views(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<()> {
+    ctx.deregister_table(SETTINGS_TABLE)?;
+    ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
+    for (name, sql) in ordered_views()? {
+        ctx.deregister_table(name)?;
+        let body = sql.trim().trim_end_matches(';');
+        ctx.sql(&format!("CREATE VIEW {name} AS {body}"))
+            .await
+            .map_err(|e| EngineError::Other(format!("view {name} (sql/{name}.sql): {e}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_word_mentions() {
+        assert!(mentions("FROM stage_summary s", "stage_summary"));
+        assert!(!mentions("FROM stage_summary_x s", "stage_summary"));
+        assert!(!mentions("FROM my_stage_summary", "stage_summary"));
+    }
+
+    #[test]
+    fn views_are_ordered_by_dependency() {
+        let order: Vec<&str> = ordered_views().unwrap().iter().map(|(n, _)| *n).collect();
+        let pos = |n: &str| order.iter().position(|x| *x == n).unwrap();
+        assert!(pos("stage_jobs") < pos("stage_summary"));
+        assert!(pos("stage_summary") < pos("sql_summary"));
+        assert!(pos("sql_summary") < pos("row_counts"));
+        assert!(pos("app_summary") < pos("row_counts"));
+    }
+
+    #[test]
+    fn settings_set_and_reject() {
+        let mut s = AnalysisSettings::default();
+        s.set("skew_ratio_min", "6.5").unwrap();
+        assert_eq!(s.skew_ratio_min, 6.5);
+        let e = s.set("nope", "1").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown setting") && e.contains("skew_ratio_min"),
+            "{e}"
+        );
+        assert!(s.set("gc_ratio_min", "lots").is_err());
+    }
+}

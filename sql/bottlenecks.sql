@@ -68,7 +68,7 @@ stage_findings AS (
     SELECT s.app_id, s.app_attempt_id, s.sql_id, s.stage_id, s.stage_attempt_id, NULL,
            'FailedTasks', 'tasks_failed_count', CAST(s.tasks_failed_count AS DOUBLE), c.failed_tasks_min_count,
            s.tasks_failed_count || ' task attempt(s) failed' ||
-             CASE WHEN s.status = 'failed' THEN ' and the stage failed: ' || COALESCE(s.failure_reason, '')
+             CASE WHEN s.status = 'failed' THEN ' and the stage failed: ' || substr(split_part(COALESCE(s.failure_reason, ''), chr(10), 1), 1, 200)
                   ELSE ' (retried)' END || '; see tasks.end_reason'
     FROM (SELECT ss.*, st.failure_reason FROM s ss JOIN stages st
             ON st.app_id = ss.app_id AND (st.app_attempt_id IS NOT DISTINCT FROM ss.app_attempt_id)

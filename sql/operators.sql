@@ -1,7 +1,9 @@
 -- The physical plan of each SQL (final version) as rows, with GPU support from the RAPIDS plugin's
 -- tables (gpu_operator(); datasets/reference/rapids-plugin/). Per node: the normalised operator
 -- name, the expressions it uses, the stages it ran in and their task time, whether the plugin
--- runs it on the GPU (supported), and if not why (details) and what the qualification tool does
+-- runs it on the GPU (supported; gpu_support: supported / partially (a scan reading types the
+-- plugin supports only partially) / configured off (disabled by default) / not supported), and
+-- if not why (details) and what the qualification tool does
 -- about it (action: NONE, IgnoreNoPerf = plan glue that disappears on the GPU, IgnorePerf =
 -- stays on the CPU but not worth triage, Triage). A WholeStageCodegen node stands for its members:
 -- supported when any member is, removed when all are. In a Delta Lake app, every operator of a
@@ -44,7 +46,8 @@ classified AS (
         g['should_ignore'] AS g_should_ignore,
         g['details'] AS g_details,
         g['expressions'] AS expressions,
-        g['unsupported_expressions'] AS unsupported_expressions
+        g['unsupported_expressions'] AS unsupported_expressions,
+        g['partial_types'] AS partial_types
     FROM classified_struct
 ),
 members AS (
@@ -102,12 +105,15 @@ SELECT
     COALESCE(t.task_time_ms, 0) AS stages_task_time_ms,
     k.supported0 AND NOT k.in_metadata_query AS supported,
     CASE
+        WHEN k.supported0 AND NOT k.in_metadata_query AND cardinality(k.partial_types) > 0 THEN 'partially'
         WHEN k.supported0 AND NOT k.in_metadata_query THEN 'supported'
         WHEN k.in_metadata_query THEN 'not supported'
         WHEN k.g_details LIKE '%disabled by default%' THEN 'configured off'
         ELSE 'not supported'
     END AS gpu_support,
     CASE
+        WHEN k.supported0 AND NOT k.in_metadata_query AND cardinality(k.partial_types) > 0
+            THEN 'the plugin supports these types only partially: ' || array_to_string(k.partial_types, ', ')
         WHEN k.supported0 AND NOT k.in_metadata_query THEN NULL
         WHEN k.in_metadata_query THEN 'Exec is part of Delta Lake metadata query'
         WHEN k.is_cluster THEN 'Unsupported'

@@ -45,6 +45,9 @@ pub struct OperatorInfo {
     /// The unsupported expressions and their details (the report's `Expr` rows), when the exec
     /// is unsupported.
     pub unsupported_expressions: Vec<(String, String)>,
+    /// For a supported scan: the data types of its read schema the plugin supports only
+    /// partially (level `PS` in supportedDataSource.csv, e.g. `timestamp`, `array`).
+    pub partial_types: Vec<String>,
 }
 
 impl OperatorInfo {
@@ -304,6 +307,8 @@ struct Exec {
     expressions: Vec<String>,
     /// Whether the UDF and Dataset/RDD checks on the description apply.
     node_checks: bool,
+    /// Partially supported types of a scan's read schema.
+    partial_types: Vec<String>,
 }
 
 impl Exec {
@@ -317,6 +322,7 @@ impl Exec {
             unsupported: Vec::new(),
             expressions: Vec::new(),
             node_checks: false,
+            partial_types: Vec::new(),
         }
     }
 
@@ -573,7 +579,15 @@ fn scan(
     } else {
         OpType::ReadExec
     };
-    Exec::no_node(format!("{token} {format_lc}"), expr, op, supported)
+    let partial_types = if supported {
+        PLUGIN.partial_read_types(&format, &schema)
+    } else {
+        Vec::new()
+    };
+    Exec {
+        partial_types,
+        ..Exec::no_node(format!("{token} {format_lc}"), expr, op, supported)
+    }
 }
 
 /// Whether a write command writes Delta Lake.
@@ -972,6 +986,11 @@ fn finish(mut e: Exec, node_name: &str, desc: &str, is_cluster: bool) -> Operato
         details,
         expressions: distinct(e.expressions),
         unsupported_expressions,
+        partial_types: if supported {
+            e.partial_types
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -1020,6 +1039,22 @@ mod tests {
         xs.iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn scans_report_partially_supported_types() {
+        let desc = "FileScan parquet [o_orderkey#0L,o_orderdate#1,o_ts#2] Batched: true, \
+            DataFilters: [], Format: Parquet, Location: InMemoryFileIndex(1 paths)[file:/t], \
+            PartitionFilters: [], PushedFilters: [], ReadSchema: struct<o_orderkey:bigint,o_ts:timestamp>";
+        let i = classify("Scan parquet", desc, false);
+        assert!(i.supported);
+        assert_eq!(i.partial_types, vec!["timestamp".to_string()]);
+        let plain = desc.replace(",o_ts:timestamp", "");
+        let i = classify("Scan parquet", &plain, false);
+        assert!(i.supported && i.partial_types.is_empty());
+        // unsupported scans carry no partial types
+        let text = classify("Scan text", &desc.replace("Parquet", "Text"), false);
+        assert!(!text.supported && text.partial_types.is_empty());
     }
 
     // §6, one test per row of the special-case table

@@ -104,6 +104,7 @@ fn result_fields() -> Fields {
             list(DataType::Struct(unsupported_expr_fields())),
             true,
         ),
+        Field::new("partial_types", list(DataType::Utf8), true),
     ])
 }
 
@@ -118,6 +119,7 @@ struct Builders {
     details: StringBuilder,
     expressions: ListBuilder<StringBuilder>,
     unsupported: ListBuilder<StructBuilder>,
+    partial_types: ListBuilder<StringBuilder>,
 }
 
 impl Builders {
@@ -132,6 +134,7 @@ impl Builders {
             details: StringBuilder::new(),
             expressions: ListBuilder::new(StringBuilder::new()),
             unsupported: ListBuilder::new(StructBuilder::from_fields(unsupported_expr_fields(), 0)),
+            partial_types: ListBuilder::new(StringBuilder::new()),
         }
     }
 
@@ -146,6 +149,7 @@ impl Builders {
             self.details.append_null();
             self.expressions.append(false);
             self.unsupported.append(false);
+            self.partial_types.append(false);
             return;
         };
         self.exec_name.append_value(&info.exec_name);
@@ -170,6 +174,10 @@ impl Builders {
             s.append(true);
         }
         self.unsupported.append(true);
+        for t in &info.partial_types {
+            self.partial_types.values().append_value(t);
+        }
+        self.partial_types.append(true);
     }
 
     fn finish(mut self, valid: Vec<bool>) -> Result<StructArray> {
@@ -183,6 +191,7 @@ impl Builders {
             Arc::new(self.details.finish()),
             Arc::new(self.expressions.finish()),
             Arc::new(self.unsupported.finish()),
+            Arc::new(self.partial_types.finish()),
         ];
         Ok(StructArray::try_new(
             result_fields(),

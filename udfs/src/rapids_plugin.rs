@@ -91,6 +91,8 @@ pub struct PluginTables {
     reasons: HashMap<String, String>,
     /// Read format (lower case) → lower-cased type names (with aliases) it does not support.
     reads: HashMap<String, Vec<String>>,
+    /// Read format (lower case) → lower-cased type names it supports only partially (`PS`).
+    partial_reads: HashMap<String, Vec<String>>,
     /// Write formats (lower case).
     writes: HashSet<String>,
 }
@@ -129,6 +131,22 @@ impl PluginTables {
                 }
             }
         }
+    }
+
+    /// The types of a read schema the plugin reads only partially for `format` (level `PS`,
+    /// e.g. timestamps outside UTC, nested types), by the same substring test as
+    /// [`PluginTables::read_score`]; empty for an unknown format.
+    pub fn partial_read_types(&self, format: &str, schema: &str) -> Vec<String> {
+        let schema = schema.to_lowercase();
+        self.partial_reads
+            .get(&format.to_lowercase())
+            .map(|ts| {
+                ts.iter()
+                    .filter(|t| schema.contains(t.as_str()))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether the plugin writes the format (any case, surrounding blanks ignored).
@@ -179,6 +197,7 @@ pub static PLUGIN: LazyLock<PluginTables> = LazyLock::new(|| {
     // one map for both, as the reference tool keeps them
     reasons.extend(expr_reasons);
     let mut reads = HashMap::new();
+    let mut partial_reads = HashMap::new();
     let mut writes = HashSet::new();
     let rows = parse_csv(SUPPORTED_DATA_SOURCE);
     let header: Vec<String> = rows
@@ -193,12 +212,16 @@ pub static PLUGIN: LazyLock<PluginTables> = LazyLock::new(|| {
         match direction.trim().to_lowercase().as_str() {
             "read" => {
                 let mut ns = Vec::new();
+                let mut ps = Vec::new();
                 for (t, level) in header.iter().skip(2).zip(r.iter().skip(2)) {
                     if !level_supported(level.trim()) {
                         ns.extend(type_aliases(t).iter().map(|a| a.to_string()));
                         ns.push(t.clone());
+                    } else if level.trim() == "PS" {
+                        ps.push(t.clone());
                     }
                 }
+                partial_reads.insert(format.clone(), ps);
                 reads.insert(format, ns);
             }
             "write" => {
@@ -212,6 +235,7 @@ pub static PLUGIN: LazyLock<PluginTables> = LazyLock::new(|| {
         exprs,
         reasons,
         reads,
+        partial_reads,
         writes,
     }
 });

@@ -23,6 +23,9 @@ enum Command {
     Sql(SqlArgs),
     /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
     Ingest(IngestArgs),
+    /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
+    /// and the share of time the GPU (RAPIDS) could not take.
+    Analyze(AnalyzeArgs),
 }
 
 #[derive(Args, Clone, Default)]
@@ -107,6 +110,30 @@ struct IngestArgs {
     common: Common,
 }
 
+#[derive(Args)]
+struct AnalyzeArgs {
+    /// Event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
+    #[arg(long = "event_log", alias = "event-log", num_args = 1.., action = clap::ArgAction::Append)]
+    event_log: Vec<String>,
+    /// Analyse a Parquet warehouse written by `aether ingest` instead of reading logs.
+    #[arg(long)]
+    warehouse: Option<String>,
+    /// Output format (json and csv for scripts).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// How many bottlenecks, stages and SQL executions to show per application.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    /// Change a bottleneck threshold, e.g. --set skew_ratio_min=8 (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Exit with status 2 if any log could not be read cleanly.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
 fn looks_like_sql(s: &str) -> bool {
     let head = s
         .split_whitespace()
@@ -158,6 +185,95 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// A session with the tables of the logs (or the warehouse), the UDFs and the views; whether
+/// any file had problems. `Err(code)` when nothing could be loaded (reported on stderr).
+fn load(
+    rt: &tokio::runtime::Runtime,
+    event_log: &[String],
+    warehouse: Option<&str>,
+    common: &Common,
+    settings: &aether_engine::AnalysisSettings,
+) -> Result<std::result::Result<(aether_engine::SessionContext, bool), ExitCode>> {
+    let opts = common.ingest_options();
+    let ctx = aether_engine::session();
+    let mut failed_files = false;
+    if !event_log.is_empty() {
+        let ing: Ingested = aether_ingest::ingest(event_log, &opts);
+        let problems = warn_problems(&ing.source_errors, &ing.logs);
+        failed_files = problems > 0;
+        if !ing.any_app() {
+            eprintln!("error: no event log could be read");
+            return Ok(Err(ExitCode::from(2)));
+        }
+        tracing::info!(
+            logs = ing.logs.len(),
+            bytes = ing.bytes,
+            elapsed_ms = ing.elapsed.as_millis() as u64,
+            "ingested"
+        );
+        aether_engine::register_ingested(&ctx, &ing)?;
+    }
+    if let Some(w) = warehouse {
+        let wh = aether_engine::Warehouse::open(w, &opts.s3)?;
+        if let Err(e) = rt.block_on(wh.register(&ctx)) {
+            eprintln!("error: {w}: {e}");
+            return Ok(Err(ExitCode::from(2)));
+        }
+    }
+    if let Err(e) = rt.block_on(aether_engine::register_views(&ctx, settings)) {
+        eprintln!("error: {e}");
+        return Ok(Err(ExitCode::from(2)));
+    }
+    Ok(Ok((ctx, failed_files)))
+}
+
+fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+    if a.event_log.is_empty() && a.warehouse.is_none() {
+        eprintln!("error: give --event_log PATH… or --warehouse DIR");
+        return Ok(ExitCode::from(2));
+    }
+    let mut settings = aether_engine::AnalysisSettings::default();
+    for kv in &a.set {
+        let Some((k, v)) = kv.split_once('=') else {
+            eprintln!("error: --set {kv}: expected NAME=VALUE");
+            return Ok(ExitCode::from(2));
+        };
+        if let Err(e) = settings.set(k.trim(), v) {
+            eprintln!("error: --set {kv}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let rt = runtime()?;
+    let (ctx, failed_files) = match load(
+        &rt,
+        &a.event_log,
+        a.warehouse.as_deref(),
+        &a.common,
+        &settings,
+    )? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let reports = match rt.block_on(aether_engine::analyze::analyze(&ctx, a.top)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: analysis failed: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let text = match a.format {
+        Format::Table => aether_engine::analyze::render_text(&reports),
+        Format::Json => serde_json::to_string_pretty(&reports)?,
+        Format::Csv => aether_engine::analyze::render_csv(&reports)?,
+    };
+    println!("{}", text.trim_end());
+    Ok(if a.strict && failed_files {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     // `--event_log A B "SELECT …"`: the flag takes several values, so the query may land last
     if a.query.is_none()
@@ -177,40 +293,17 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         eprintln!("error: give --event_log PATH… or --warehouse DIR");
         return Ok(ExitCode::from(2));
     }
-    let opts = a.common.ingest_options();
-    let ctx = aether_engine::session();
-    let mut failed_files = false;
-    if !a.event_log.is_empty() {
-        let ing: Ingested = aether_ingest::ingest(&a.event_log, &opts);
-        let problems = warn_problems(&ing.source_errors, &ing.logs);
-        failed_files = problems > 0;
-        if !ing.any_app() {
-            eprintln!("error: no event log could be read");
-            return Ok(ExitCode::from(2));
-        }
-        tracing::info!(
-            logs = ing.logs.len(),
-            bytes = ing.bytes,
-            elapsed_ms = ing.elapsed.as_millis() as u64,
-            "ingested"
-        );
-        aether_engine::register_ingested(&ctx, &ing)?;
-    }
     let rt = runtime()?;
-    if let Some(w) = &a.warehouse {
-        let wh = aether_engine::Warehouse::open(w, &opts.s3)?;
-        if let Err(e) = rt.block_on(wh.register(&ctx)) {
-            eprintln!("error: {w}: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    }
-    if let Err(e) = rt.block_on(aether_engine::register_views(
-        &ctx,
+    let (ctx, failed_files) = match load(
+        &rt,
+        &a.event_log,
+        a.warehouse.as_deref(),
+        &a.common,
         &aether_engine::AnalysisSettings::default(),
-    )) {
-        eprintln!("error: {e}");
-        return Ok(ExitCode::from(2));
-    }
+    )? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
     match rt.block_on(aether_engine::query(&ctx, &query)) {
         Ok((schema, batches)) => {
             let text = aether_engine::render(&schema, &batches, a.format.into())?;
@@ -267,6 +360,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Sql(a) => cmd_sql(a),
         Command::Ingest(a) => cmd_ingest(a),
+        Command::Analyze(a) => cmd_analyze(a),
     };
     match res {
         Ok(code) => code,

@@ -412,3 +412,125 @@ fn a_txt_list_of_paths_and_a_glob() {
         "app_name\ntpch_q1__snappy\ntpch_q3\ntpch_q3__lz4"
     );
 }
+
+fn fixtures() -> String {
+    repo()
+        .join("datasets/fixtures/analyze")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn analyze_reports_each_app_with_its_bottlenecks() {
+    let failing = repo().join("datasets/sample/local-1796009777604");
+    let o = aether(&[
+        "analyze",
+        "--event_log",
+        &fixtures(),
+        failing.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let apps: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let apps = apps.as_array().expect("an array of apps");
+    assert_eq!(apps.len(), 7);
+    let by_name = |n: &str| {
+        apps.iter()
+            .find(|a| a["summary"]["app_name"] == n)
+            .unwrap_or_else(|| panic!("{n} missing"))
+    };
+    let kinds = |n: &str| -> Vec<(String, Option<i64>)> {
+        by_name(n)["bottlenecks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["kind"].as_str().unwrap().to_string(),
+                    f["stage_id"].as_i64(),
+                )
+            })
+            .collect()
+    };
+    assert!(kinds("skew_join_aqe_off").contains(&("TaskSkew".into(), Some(2))));
+    assert!(
+        !kinds("skew_join_aqe_skew")
+            .iter()
+            .any(|k| k.0 == "TaskSkew")
+    );
+    assert!(kinds("spill_sort").contains(&("SpillToDisk".into(), Some(3))));
+    assert!(kinds("python_udf").iter().any(|k| k.0 == "PythonUdf"));
+    assert!(kinds("failing_tasks").iter().any(|k| k.0 == "FailedTasks"));
+    assert!(
+        kinds("cluster_executor_lost")
+            .iter()
+            .any(|k| k.0 == "ExecutorLost")
+    );
+    // Spark's facts: rows written, and the reference tool's unsupported share
+    assert_eq!(by_name("parquet_write")["summary"]["rows_written"], 357791);
+    let gpu = &by_name("python_udf")["gpu"];
+    assert_eq!(gpu["unsupported_stage_duration_ms"], 7079);
+    assert!(
+        !by_name("spill_sort")["slowest_stages"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    // the human report names the same things
+    let o = aether(&["analyze", "--event_log", &fixtures(), "--top", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for needle in [
+        "spill_sort (local-1796009817145)",
+        "SpillToDisk",
+        "ExecutorLost",
+        "slowest stages:",
+        "slowest SQL:",
+        "GPU (RAPIDS): 97.8% of SQL stage time",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in:\n{text}");
+    }
+
+    // csv for scripts: long form with a header
+    let o = aether(&["analyze", "--event_log", &fixtures(), "--format", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
+    assert!(csv.starts_with("app_id,app_attempt_id,section,rank,name,value,detail"));
+    assert!(
+        csv.lines()
+            .any(|l| l.contains(",bottleneck,") && l.contains("TaskSkew"))
+    );
+}
+
+#[test]
+fn analyze_thresholds_are_settings() {
+    let skewed = repo().join("datasets/fixtures/analyze/local-1796009731709.zstd");
+    let skewed = skewed.to_str().unwrap();
+    let o = aether(&[
+        "analyze",
+        "--event_log",
+        skewed,
+        "--set",
+        "skew_ratio_min=8",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let apps: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(apps[0]["bottlenecks"].as_array().unwrap().len(), 0);
+
+    let o = aether(&["analyze", "--event_log", skewed, "--set", "skew_ratio=8"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("unknown setting") && e.contains("skew_ratio_min"),
+        "{e}"
+    );
+    let o = aether(&["analyze", "--event_log", skewed, "--set", "gc_ratio_min"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("NAME=VALUE"));
+    let o = aether(&["analyze"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -20,12 +20,14 @@ use datafusion::datasource::listing::{
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionConfig;
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use std::sync::Arc;
 
+pub mod analyze;
 pub mod views;
+pub use datafusion::prelude::SessionContext;
 pub use views::{AnalysisSettings, register_views};
 
 /// Errors of the engine.

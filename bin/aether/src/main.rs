@@ -224,6 +224,25 @@ fn load(
         eprintln!("error: {e}");
         return Ok(Err(ExitCode::from(2)));
     }
+    // the tables are keyed by app id and attempt: two logs of one app would be mixed
+    let dup =
+        "SELECT app_id, COALESCE(attempt_id, '') AS attempt, string_agg(event_log, ', ') AS logs
+               FROM applications GROUP BY app_id, attempt_id HAVING COUNT(*) > 1 ORDER BY app_id";
+    if let Ok(rows) = rt.block_on(aether_engine::analyze::json_rows(&ctx, dup)) {
+        for r in rows {
+            let f = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            eprintln!(
+                "warning: app {}{} is in several logs ({}): their rows are mixed in the tables; query them separately",
+                f("app_id"),
+                if f("attempt").is_empty() {
+                    String::new()
+                } else {
+                    format!(" attempt {}", f("attempt"))
+                },
+                f("logs")
+            );
+        }
+    }
     Ok(Ok((ctx, failed_files)))
 }
 

@@ -8,32 +8,9 @@ use std::collections::HashMap;
 
 #[test]
 fn views_match_spark_ground_truth_and_name_the_planted_problems() {
-    let shared = common::shared();
-    let datasets = shared.join("datasets");
-    let mut rdr = csv::Reader::from_path(datasets.join("real-spark-manifest.csv")).unwrap();
-    let rows: Vec<HashMap<String, String>> = rdr
-        .deserialize()
-        .map(|r| r.unwrap())
-        .filter(|r: &HashMap<String, String>| r["file"].starts_with("real-spark-4.3.0/"))
-        .collect();
-    assert_eq!(rows.len(), 38);
-    let inputs: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            datasets
-                .join(r["file"].trim_end_matches('/'))
-                .display()
-                .to_string()
-        })
-        .collect();
+    let (rows, inputs) = common::real_spark_logs();
     let ing = aether_ingest::ingest(&inputs, &Default::default());
-    let ctx = aether_engine::session();
-    aether_engine::register_ingested(&ctx, &ing).unwrap();
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(aether_engine::register_views(&ctx, &Default::default()))
-        .unwrap();
+    let ctx = common::session_with_views(&ing);
 
     // app_summary totals = Spark's AppStatusStore (the in-progress log's snapshot predates its
     // last events, see ground_truth.rs)

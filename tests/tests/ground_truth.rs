@@ -8,25 +8,7 @@ use std::collections::HashMap;
 
 #[test]
 fn real_spark_logs_match_spark_ground_truth() {
-    let shared = common::shared();
-    let datasets = shared.join("datasets");
-    let mut rdr = csv::Reader::from_path(datasets.join("real-spark-manifest.csv")).unwrap();
-    let rows: Vec<HashMap<String, String>> = rdr.deserialize().map(|r| r.unwrap()).collect();
-    let rows: Vec<_> = rows
-        .into_iter()
-        .filter(|r| r["file"].starts_with("real-spark-4.3.0/"))
-        .collect();
-    assert_eq!(rows.len(), 38, "manifest rows for real-spark-4.3.0");
-
-    let inputs: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            datasets
-                .join(r["file"].trim_end_matches('/'))
-                .display()
-                .to_string()
-        })
-        .collect();
+    let (rows, inputs) = common::real_spark_logs();
     let ing = aether_ingest::ingest(&inputs, &Default::default());
     assert!(ing.source_errors.is_empty(), "{:?}", ing.source_errors);
     for l in &ing.logs {

@@ -69,13 +69,7 @@ fn operator_support_and_unsupported_time_equal_the_reference_tool() {
             &[log.to_string_lossy().into_owned()],
             &aether_ingest::IngestOptions::default(),
         );
-        let ctx = aether_engine::session();
-        aether_engine::register_ingested(&ctx, &ing).unwrap();
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(aether_engine::register_views(&ctx, &Default::default()))
-            .unwrap();
+        let ctx = common::session_with_views(&ing);
         let mut app_failures = Vec::new();
 
         // per node: operator, supported, action, stages

@@ -71,16 +71,17 @@ impl From<Format> for OutputFormat {
     }
 }
 
+/// Where the tables come from, and how to print: shared by `sql` and `analyze`.
 #[derive(Args)]
-struct SqlArgs {
+struct Inputs {
     /// Event logs: files, directories, globs, .txt lists of paths, s3:// URLs (repeatable;
     /// several paths may follow one flag).
     #[arg(long = "event_log", alias = "event-log", num_args = 1.., action = clap::ArgAction::Append)]
     event_log: Vec<String>,
-    /// Query a Parquet warehouse written by `aether ingest` instead of reading logs.
+    /// Read a Parquet warehouse written by `aether ingest` instead of logs.
     #[arg(long)]
     warehouse: Option<String>,
-    /// Output format.
+    /// Output format (csv and json for scripts).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Exit with status 2 if any log could not be read cleanly.
@@ -88,6 +89,12 @@ struct SqlArgs {
     strict: bool,
     #[command(flatten)]
     common: Common,
+}
+
+#[derive(Args)]
+struct SqlArgs {
+    #[command(flatten)]
+    inputs: Inputs,
     /// The SQL query.
     query: Option<String>,
 }
@@ -112,26 +119,14 @@ struct IngestArgs {
 
 #[derive(Args)]
 struct AnalyzeArgs {
-    /// Event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
-    #[arg(long = "event_log", alias = "event-log", num_args = 1.., action = clap::ArgAction::Append)]
-    event_log: Vec<String>,
-    /// Analyse a Parquet warehouse written by `aether ingest` instead of reading logs.
-    #[arg(long)]
-    warehouse: Option<String>,
-    /// Output format (json and csv for scripts).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    #[command(flatten)]
+    inputs: Inputs,
     /// How many bottlenecks, stages and SQL executions to show per application.
     #[arg(long, default_value_t = 5)]
     top: usize,
     /// Change a bottleneck threshold, e.g. --set skew_ratio_min=8 (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Exit with status 2 if any log could not be read cleanly.
-    #[arg(long)]
-    strict: bool,
-    #[command(flatten)]
-    common: Common,
 }
 
 fn looks_like_sql(s: &str) -> bool {
@@ -189,12 +184,15 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 /// any file had problems. `Err(code)` when nothing could be loaded (reported on stderr).
 fn load(
     rt: &tokio::runtime::Runtime,
-    event_log: &[String],
-    warehouse: Option<&str>,
-    common: &Common,
+    inputs: &Inputs,
     settings: &aether_engine::AnalysisSettings,
 ) -> Result<std::result::Result<(aether_engine::SessionContext, bool), ExitCode>> {
-    let opts = common.ingest_options();
+    let (event_log, warehouse) = (&inputs.event_log, inputs.warehouse.as_deref());
+    if event_log.is_empty() && warehouse.is_none() {
+        eprintln!("error: give --event_log PATH… or --warehouse DIR");
+        return Ok(Err(ExitCode::from(2)));
+    }
+    let opts = inputs.common.ingest_options();
     let ctx = aether_engine::session();
     let mut failed_files = false;
     if !event_log.is_empty() {
@@ -247,10 +245,6 @@ fn load(
 }
 
 fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    if a.event_log.is_empty() && a.warehouse.is_none() {
-        eprintln!("error: give --event_log PATH… or --warehouse DIR");
-        return Ok(ExitCode::from(2));
-    }
     let mut settings = aether_engine::AnalysisSettings::default();
     for kv in &a.set {
         let Some((k, v)) = kv.split_once('=') else {
@@ -263,13 +257,7 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         }
     }
     let rt = runtime()?;
-    let (ctx, failed_files) = match load(
-        &rt,
-        &a.event_log,
-        a.warehouse.as_deref(),
-        &a.common,
-        &settings,
-    )? {
+    let (ctx, failed_files) = match load(&rt, &a.inputs, &settings)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
@@ -280,13 +268,13 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let text = match a.format {
+    let text = match a.inputs.format {
         Format::Table => aether_engine::analyze::render_text(&reports),
         Format::Json => serde_json::to_string_pretty(&reports)?,
         Format::Csv => aether_engine::analyze::render_csv(&reports)?,
     };
     println!("{}", text.trim_end());
-    Ok(if a.strict && failed_files {
+    Ok(if a.inputs.strict && failed_files {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
@@ -296,11 +284,11 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
 fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     // `--event_log A B "SELECT …"`: the flag takes several values, so the query may land last
     if a.query.is_none()
-        && let Some(last) = a.event_log.last()
+        && let Some(last) = a.inputs.event_log.last()
         && looks_like_sql(last)
         && !std::path::Path::new(last).exists()
     {
-        a.query = a.event_log.pop();
+        a.query = a.inputs.event_log.pop();
     }
     let Some(query) = a.query.clone() else {
         eprintln!(
@@ -308,24 +296,15 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
-    if a.event_log.is_empty() && a.warehouse.is_none() {
-        eprintln!("error: give --event_log PATH… or --warehouse DIR");
-        return Ok(ExitCode::from(2));
-    }
     let rt = runtime()?;
-    let (ctx, failed_files) = match load(
-        &rt,
-        &a.event_log,
-        a.warehouse.as_deref(),
-        &a.common,
-        &aether_engine::AnalysisSettings::default(),
-    )? {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (ctx, failed_files) =
+        match load(&rt, &a.inputs, &aether_engine::AnalysisSettings::default())? {
+            Ok(x) => x,
+            Err(code) => return Ok(code),
+        };
     match rt.block_on(aether_engine::query(&ctx, &query)) {
         Ok((schema, batches)) => {
-            let text = aether_engine::render(&schema, &batches, a.format.into())?;
+            let text = aether_engine::render(&schema, &batches, a.inputs.format.into())?;
             println!("{}", text.trim_end());
         }
         Err(e) => {
@@ -333,7 +312,7 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     }
-    Ok(if a.strict && failed_files {
+    Ok(if a.inputs.strict && failed_files {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS

@@ -111,3 +111,39 @@ pub const GT_CHECKS: &[(&str, &str)] = &[
     ),
     ("gt_sql_executions", "SELECT count(*) FROM sql_executions"),
 ];
+
+/// The manifest rows of the 38 logs of `real-spark-4.3.0/` and their paths.
+pub fn real_spark_logs() -> (Vec<std::collections::HashMap<String, String>>, Vec<String>) {
+    let datasets = shared().join("datasets");
+    let mut rdr = csv::Reader::from_path(datasets.join("real-spark-manifest.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> = rdr
+        .deserialize()
+        .map(|r| r.unwrap())
+        .filter(|r: &std::collections::HashMap<String, String>| {
+            r["file"].starts_with("real-spark-4.3.0/")
+        })
+        .collect();
+    assert_eq!(rows.len(), 38, "manifest rows for real-spark-4.3.0");
+    let inputs = rows
+        .iter()
+        .map(|r| {
+            datasets
+                .join(r["file"].trim_end_matches('/'))
+                .display()
+                .to_string()
+        })
+        .collect();
+    (rows, inputs)
+}
+
+/// A session over the tables of `ing`, with the UDFs and the views (default settings).
+pub fn session_with_views(ing: &aether_ingest::Ingested) -> SessionContext {
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, ing).unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(aether_engine::register_views(&ctx, &Default::default()))
+        .unwrap();
+    ctx
+}

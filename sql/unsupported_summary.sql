@@ -58,7 +58,7 @@ sql_stage_sum AS (
 ),
 counted AS (
     SELECT * FROM unsupported_operators
-    WHERE action IN ('Triage', 'IgnorePerf') AND stage_id <> -1
+    WHERE action IN ('Triage', 'IgnorePerf') AND stage_id <> -1 AND unsupported_type <> 'Expr'
 ),
 unsupported_time AS (
     SELECT app_id, app_attempt_id, SUM(d) AS unsupported_stage_duration_ms
@@ -71,7 +71,8 @@ op_counts AS (
            array_agg(unsupported_operator || ' (' || n || ')' ORDER BY n DESC, unsupported_operator) AS unsupported_operators,
            SUM(n) AS unsupported_operators_count
     FROM (SELECT app_id, app_attempt_id, unsupported_operator, COUNT(DISTINCT sql_id * 1000000 + node_id) AS n
-          FROM unsupported_operators WHERE action IN ('Triage', 'IgnorePerf')
+          FROM unsupported_operators
+          WHERE action IN ('Triage', 'IgnorePerf') AND unsupported_type <> 'Expr'
           GROUP BY app_id, app_attempt_id, unsupported_operator) c
     GROUP BY app_id, app_attempt_id
 ),

@@ -534,3 +534,18 @@ fn analyze_thresholds_are_settings() {
     let o = aether(&["analyze"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn analyze_over_a_warehouse_equals_analyze_over_the_logs() {
+    let wh = tempfile::tempdir().unwrap();
+    let wh_path = wh.path().to_str().unwrap();
+    let o = aether(&["ingest", &fixtures(), "--out", wh_path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let from_logs = aether(&["analyze", "--event_log", &fixtures(), "--format", "json"]);
+    let from_wh = aether(&["analyze", "--warehouse", wh_path, "--format", "json"]);
+    assert!(from_wh.status.success(), "{}", stderr(&from_wh));
+    let a: serde_json::Value = serde_json::from_str(&stdout(&from_logs)).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&stdout(&from_wh)).unwrap();
+    assert_eq!(a.as_array().unwrap().len(), 6);
+    assert_eq!(a, b);
+}

@@ -122,6 +122,8 @@ app_findings AS (
     WHERE x.removed_reason IS NOT NULL AND x.removed_reason <> ''
       AND lower(x.removed_reason) NOT LIKE '%killed by driver%'
       AND lower(x.removed_reason) NOT LIKE '%decommission%'
+      -- YARN releasing an idle executor (dynamic allocation) is not a loss
+      AND lower(x.removed_reason) NOT LIKE '%explicit termination request%'
 ),
 job_spans AS (
     SELECT app_id, app_attempt_id, sql_id, submit_ms, end_ms,

@@ -26,6 +26,47 @@ enum Command {
     /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
     /// and the share of time the GPU (RAPIDS) could not take.
     Analyze(AnalyzeArgs),
+    /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
+    /// --config FILE).
+    Config(ConfigArgs),
+}
+
+#[derive(Args)]
+struct ConfigArgs {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long, global = true)]
+    config: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    action: ConfigAction,
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Write the settings file with its defaults (keeps an existing file unless --force).
+    Init {
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Every key, its value and what it means.
+    List,
+    /// One key's value (nothing printed, exit 1, when unset).
+    Get {
+        /// A key such as platform.emr.region.
+        key: String,
+    },
+    /// Set a key (checked: unknown keys and malformed values are refused).
+    Set {
+        /// A key such as platform.emr.region.
+        key: String,
+        /// Its new value (lists comma-separated).
+        value: String,
+    },
+    /// Remove a key's value (back to its default).
+    Unset {
+        /// A key such as platform.emr.region.
+        key: String,
+    },
 }
 
 #[derive(Args, Clone, Default)]
@@ -319,6 +360,75 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     })
 }
 
+fn cmd_config(a: ConfigArgs) -> Result<ExitCode> {
+    use aether_core::ConfigFile;
+    let path = ConfigFile::default_path(a.config.as_deref());
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("error: {e}");
+        Ok(ExitCode::from(2))
+    };
+    if let ConfigAction::Init { force } = a.action {
+        if path.exists() && !force {
+            eprintln!(
+                "{} exists; keeping it (--force to overwrite)",
+                path.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        let f = ConfigFile {
+            path: path.clone(),
+            config: Default::default(),
+        };
+        if let Err(e) = f.save() {
+            return fail(&e);
+        }
+        eprintln!("wrote {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut f = match ConfigFile::load(&path) {
+        Ok(f) => f,
+        Err(e) => return fail(&e),
+    };
+    match a.action {
+        ConfigAction::Init { .. } => unreachable!("handled above"),
+        ConfigAction::List => {
+            for (k, v) in f.config.list() {
+                let shown = match (k.key, v) {
+                    (_, Some(v)) => v,
+                    ("core.history_db", None) => {
+                        format!("{} (default)", f.history_db().display())
+                    }
+                    (_, None) => "(unset)".to_string(),
+                };
+                println!("{} = {}    # {}", k.key, shown, k.doc);
+            }
+        }
+        ConfigAction::Get { key } => match f.config.get(&key) {
+            Ok(Some(v)) => println!("{v}"),
+            Ok(None) if key == "core.history_db" => println!("{}", f.history_db().display()),
+            Ok(None) => return Ok(ExitCode::from(1)),
+            Err(e) => return fail(&e),
+        },
+        ConfigAction::Set { key, value } => {
+            if let Err(e) = f.config.set(&key, &value) {
+                return fail(&e);
+            }
+            if let Err(e) = f.save() {
+                return fail(&e);
+            }
+        }
+        ConfigAction::Unset { key } => {
+            if let Err(e) = f.config.unset(&key) {
+                return fail(&e);
+            }
+            if let Err(e) = f.save() {
+                return fail(&e);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
     let opts = a.common.ingest_options();
     let t0 = std::time::Instant::now();
@@ -359,6 +469,7 @@ fn main() -> ExitCode {
         Command::Sql(a) => cmd_sql(a),
         Command::Ingest(a) => cmd_ingest(a),
         Command::Analyze(a) => cmd_analyze(a),
+        Command::Config(a) => cmd_config(a),
     };
     match res {
         Ok(code) => code,

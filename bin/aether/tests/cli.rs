@@ -563,3 +563,91 @@ fn analyze_over_a_warehouse_equals_analyze_over_the_logs() {
     assert_eq!(a.as_array().unwrap().len(), fixture_count());
     assert_eq!(a, b);
 }
+
+fn aether_home(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(args)
+        .env("AETHER_HOME", home)
+        .output()
+        .expect("run aether")
+}
+
+#[test]
+fn config_init_list_get_set_and_refusals() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path();
+    let o = aether_home(home, &["config", "init"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(home.join("config.toml").exists());
+
+    let o = aether_home(home, &["config", "set", "platform.emr.region", "eu-west-1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = aether_home(home, &["config", "get", "platform.emr.region"]);
+    assert_eq!(stdout(&o).trim(), "eu-west-1");
+    let o = aether_home(
+        home,
+        &[
+            "config",
+            "set",
+            "platform.emr.gpu_instance_types",
+            "g5.2xlarge,g6.4xlarge",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let list = stdout(&aether_home(home, &["config", "list"]));
+    for key in [
+        "core.selected_platform = emr",
+        "core.history_db = ",
+        "platform.emr.region = eu-west-1",
+        "platform.emr.spark_event_log_dir = (unset)",
+        "platform.emr.cluster.artifacts_path = (unset)",
+        "platform.emr.cluster.log_path = (unset)",
+        "platform.emr.gpu_instance_types = g5.2xlarge,g6.4xlarge",
+        "platform.emr.pricing_file = (unset)",
+    ] {
+        assert!(list.contains(key), "{key:?} not in:\n{list}");
+    }
+    assert!(list.contains(&home.join("history.db").display().to_string()));
+
+    // unset keys: nothing printed, exit 1
+    let o = aether_home(home, &["config", "get", "platform.emr.pricing_file"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).is_empty());
+
+    // unknown keys list the valid ones; bad values say the expected form; nothing changes
+    let o = aether_home(home, &["config", "set", "core.platform", "emr"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("unknown key") && e.contains("core.selected_platform"),
+        "{e}"
+    );
+    let o = aether_home(home, &["config", "set", "core.selected_platform", "gcp"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("one of emr, onprem"), "{}", stderr(&o));
+    let o = aether_home(
+        home,
+        &["config", "set", "platform.emr.cluster.log_path", "logs/"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("s3://bucket/prefix"));
+    let o = aether_home(home, &["config", "get", "platform.emr.region"]);
+    assert_eq!(stdout(&o).trim(), "eu-west-1");
+
+    // --config points elsewhere; a broken file is named
+    let other = home.join("other.toml");
+    std::fs::write(&other, "[core]\nselected_platform = \"mainframe\"\n").unwrap();
+    let o = aether_home(
+        home,
+        &["config", "--config", other.to_str().unwrap(), "list"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("other.toml"), "{}", stderr(&o));
+
+    // init keeps an existing file
+    let o = aether_home(home, &["config", "init"]);
+    assert!(o.status.success());
+    let o = aether_home(home, &["config", "get", "platform.emr.region"]);
+    assert_eq!(stdout(&o).trim(), "eu-west-1");
+}

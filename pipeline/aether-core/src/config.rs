@@ -1,0 +1,627 @@
+//! The settings file: a TOML document with the keys of [`KEYS`], each validated on `set`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Errors of the settings file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A key aether does not know.
+    #[error("unknown key {key:?}; valid keys: {valid}")]
+    UnknownKey {
+        /// The key given.
+        key: String,
+        /// Every valid key, comma-separated.
+        valid: String,
+    },
+    /// A value of the wrong form.
+    #[error("{key}: {value:?} is not valid: expected {expected}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What the key takes.
+        expected: String,
+    },
+    /// The file could not be read or written.
+    #[error("{path}: {error}")]
+    Io {
+        /// The settings file.
+        path: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// The file is not a valid settings document.
+    #[error("{path}: not a valid aether settings file: {error}")]
+    Parse {
+        /// The settings file.
+        path: String,
+        /// The parser's message.
+        error: String,
+    },
+}
+
+/// Result type of the settings.
+pub type Result<T> = std::result::Result<T, ConfigError>;
+
+/// Where aether runs its jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// Amazon EMR.
+    #[default]
+    Emr,
+    /// Your own Spark cluster (on premises).
+    Onprem,
+}
+
+/// The whole settings document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// `[core]`: settings of every phase.
+    pub core: Core,
+    /// `[platform.*]`: one section per platform.
+    pub platform: Platforms,
+}
+
+/// `[core]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Core {
+    /// The platform the predictions, cluster shapes and costs are for.
+    pub selected_platform: Platform,
+    /// The job-history database (SQLite); default `<aether home>/history.db`.
+    pub history_db: Option<String>,
+}
+
+/// `[platform]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Platforms {
+    /// `[platform.emr]`.
+    pub emr: Emr,
+}
+
+/// `[platform.emr]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Emr {
+    /// The AWS region of the clusters (e.g. `us-east-1`).
+    pub region: Option<String>,
+    /// Where the CPU clusters write their Spark event logs (`s3://bucket/prefix` or a path).
+    pub spark_event_log_dir: Option<String>,
+    /// `[platform.emr.cluster]`.
+    pub cluster: EmrCluster,
+    /// GPU instance types (or families such as `g5`) the cluster shape may use.
+    pub gpu_instance_types: Vec<String>,
+    /// A prices file (CSV) overriding the committed catalog.
+    pub pricing_file: Option<String>,
+}
+
+impl Default for Emr {
+    fn default() -> Self {
+        Emr {
+            region: None,
+            spark_event_log_dir: None,
+            cluster: EmrCluster::default(),
+            gpu_instance_types: ["g4dn", "g5", "g6", "g6e", "p3", "p4d"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            pricing_file: None,
+        }
+    }
+}
+
+/// `[platform.emr.cluster]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmrCluster {
+    /// Where aether puts its jobs' artifacts (`s3://bucket/prefix`).
+    pub artifacts_path: Option<String>,
+    /// Where the EMR clusters aether starts write their logs (`s3://bucket/prefix`).
+    pub log_path: Option<String>,
+}
+
+/// The form a key's value takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// One of these words.
+    OneOf(&'static [&'static str]),
+    /// A file path (`~` expands).
+    Path,
+    /// A file that must exist.
+    ExistingFile,
+    /// An AWS region name.
+    Region,
+    /// `s3://bucket/prefix`.
+    S3Url,
+    /// `s3://bucket/prefix` or a local path.
+    S3UrlOrPath,
+    /// A comma-separated list of EC2 instance types or families.
+    InstanceTypes,
+}
+
+impl Kind {
+    fn expected(self) -> String {
+        match self {
+            Kind::OneOf(words) => format!("one of {}", words.join(", ")),
+            Kind::Path => "a file path".into(),
+            Kind::ExistingFile => "the path of an existing file".into(),
+            Kind::Region => "an AWS region such as us-east-1".into(),
+            Kind::S3Url => "an S3 URL such as s3://bucket/prefix".into(),
+            Kind::S3UrlOrPath => "an S3 URL such as s3://bucket/prefix, or a path".into(),
+            Kind::InstanceTypes => {
+                "EC2 GPU instance types or families, comma-separated, such as g5.xlarge,g6".into()
+            }
+        }
+    }
+}
+
+/// A key of the settings file.
+#[derive(Clone, Copy, Debug)]
+pub struct KeySpec {
+    /// Dotted name, e.g. `core.selected_platform`.
+    pub key: &'static str,
+    /// The form of its value.
+    pub kind: Kind,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// Every key, in file order (a section's keys together, sub-sections after them).
+pub const KEYS: &[KeySpec] = &[
+    KeySpec {
+        key: "core.selected_platform",
+        kind: Kind::OneOf(&["emr", "onprem"]),
+        doc: "the platform predictions, cluster shapes and costs are for",
+    },
+    KeySpec {
+        key: "core.history_db",
+        kind: Kind::Path,
+        doc: "the job-history database (SQLite); default <aether home>/history.db",
+    },
+    KeySpec {
+        key: "platform.emr.region",
+        kind: Kind::Region,
+        doc: "the AWS region of the EMR clusters",
+    },
+    KeySpec {
+        key: "platform.emr.spark_event_log_dir",
+        kind: Kind::S3UrlOrPath,
+        doc: "where the CPU clusters write their Spark event logs",
+    },
+    KeySpec {
+        key: "platform.emr.gpu_instance_types",
+        kind: Kind::InstanceTypes,
+        doc: "GPU instance types or families the recommended cluster may use",
+    },
+    KeySpec {
+        key: "platform.emr.pricing_file",
+        kind: Kind::ExistingFile,
+        doc: "a prices CSV overriding the committed on-demand catalog",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.artifacts_path",
+        kind: Kind::S3Url,
+        doc: "where aether puts the artifacts of its EMR jobs",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.log_path",
+        kind: Kind::S3Url,
+        doc: "where the EMR clusters aether starts write their logs",
+    },
+];
+
+fn spec(key: &str) -> Result<&'static KeySpec> {
+    KEYS.iter()
+        .find(|k| k.key == key)
+        .ok_or_else(|| ConfigError::UnknownKey {
+            key: key.to_string(),
+            valid: KEYS.iter().map(|k| k.key).collect::<Vec<_>>().join(", "),
+        })
+}
+
+fn is_region(v: &str) -> bool {
+    // e.g. us-east-1, eu-central-2, us-gov-west-1, ap-southeast-3
+    let parts: Vec<&str> = v.split('-').collect();
+    (3..=4).contains(&parts.len())
+        && parts[0].len() == 2
+        && parts[0].bytes().all(|b| b.is_ascii_lowercase())
+        && parts[1..parts.len() - 1]
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+        && parts[parts.len() - 1].parse::<u8>().is_ok()
+}
+
+fn is_s3_url(v: &str) -> bool {
+    v.strip_prefix("s3://").is_some_and(|rest| {
+        let bucket = rest.split('/').next().unwrap_or("");
+        (3..=63).contains(&bucket.len())
+            && bucket
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+    })
+}
+
+fn is_instance_type(v: &str) -> bool {
+    let mut parts = v.splitn(2, '.');
+    let family = parts.next().unwrap_or("");
+    let size = parts.next();
+    family.len() >= 2
+        && family.as_bytes()[0].is_ascii_lowercase()
+        && family
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && size.is_none_or(|s| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// Expand a leading `~/` to the home directory.
+fn expand_home(v: &str) -> String {
+    match (v.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest).display().to_string(),
+        _ => v.to_string(),
+    }
+}
+
+/// The value of `value` for `spec`, checked (a TOML value ready to store).
+fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
+    let v = value.trim();
+    let bad = || ConfigError::BadValue {
+        key: spec.key.to_string(),
+        value: value.to_string(),
+        expected: spec.kind.expected(),
+    };
+    Ok(match spec.kind {
+        Kind::OneOf(words) => {
+            let lower = v.to_ascii_lowercase();
+            if !words.contains(&lower.as_str()) {
+                return Err(bad());
+            }
+            toml::Value::String(lower)
+        }
+        Kind::Path => {
+            if v.is_empty() {
+                return Err(bad());
+            }
+            toml::Value::String(expand_home(v))
+        }
+        Kind::ExistingFile => {
+            let p = expand_home(v);
+            if v.is_empty() || !Path::new(&p).is_file() {
+                return Err(bad());
+            }
+            toml::Value::String(p)
+        }
+        Kind::Region => {
+            if !is_region(v) {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::S3Url => {
+            if !is_s3_url(v) {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::S3UrlOrPath => {
+            if v.is_empty() || (v.starts_with("s3:") && !is_s3_url(v)) {
+                return Err(bad());
+            }
+            toml::Value::String(if v.starts_with("s3://") {
+                v.to_string()
+            } else {
+                expand_home(v)
+            })
+        }
+        Kind::InstanceTypes => {
+            let items: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            if items.is_empty() || !items.iter().all(|i| is_instance_type(i)) {
+                return Err(bad());
+            }
+            toml::Value::Array(
+                items
+                    .iter()
+                    .map(|i| toml::Value::String(i.to_string()))
+                    .collect(),
+            )
+        }
+    })
+}
+
+fn path_get<'a>(root: &'a toml::Value, key: &str) -> Option<&'a toml::Value> {
+    key.split('.').try_fold(root, |v, part| v.get(part))
+}
+
+fn path_set(root: &mut toml::Value, key: &str, value: Option<toml::Value>) {
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = root;
+    for p in &parts[..parts.len() - 1] {
+        let table = match cur {
+            toml::Value::Table(t) => t,
+            _ => return,
+        };
+        cur = table
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    }
+    if let toml::Value::Table(t) = cur {
+        let last = parts[parts.len() - 1].to_string();
+        match value {
+            Some(v) => {
+                t.insert(last, v);
+            }
+            None => {
+                t.remove(&last);
+            }
+        }
+    }
+}
+
+fn display(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Array(a) => a.iter().map(display).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+impl Config {
+    /// The value of `key` as text (lists comma-separated); `None` when unset.
+    pub fn get(&self, key: &str) -> Result<Option<String>> {
+        spec(key)?;
+        let v = toml::Value::try_from(self).map_err(|e| ConfigError::Parse {
+            path: String::new(),
+            error: e.to_string(),
+        })?;
+        Ok(path_get(&v, key).map(display))
+    }
+
+    /// Set `key` to `value`, checked against the key's form.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let s = spec(key)?;
+        let parsed = parse_value(s, value)?;
+        self.put(key, Some(parsed))
+    }
+
+    /// Remove `key`'s value (back to its default).
+    pub fn unset(&mut self, key: &str) -> Result<()> {
+        spec(key)?;
+        self.put(key, None)?;
+        if key == "platform.emr.gpu_instance_types" {
+            self.platform.emr.gpu_instance_types = Emr::default().gpu_instance_types;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, key: &str, value: Option<toml::Value>) -> Result<()> {
+        let mut v = toml::Value::try_from(&*self).map_err(|e| ConfigError::Parse {
+            path: String::new(),
+            error: e.to_string(),
+        })?;
+        path_set(&mut v, key, value);
+        *self = v
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                path: String::new(),
+                error: e.to_string(),
+            })?;
+        Ok(())
+    }
+
+    /// Every key with its value (`None` when unset), in file order.
+    pub fn list(&self) -> Vec<(&'static KeySpec, Option<String>)> {
+        KEYS.iter()
+            .map(|k| (k, self.get(k.key).ok().flatten()))
+            .collect()
+    }
+
+    /// The document as TOML, each key preceded by a comment saying what it means.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::from("# aether settings (`aether config list` shows them all)\n");
+        let mut section = "";
+        for (k, v) in self.list() {
+            let (sec, name) = k.key.rsplit_once('.').unwrap_or(("", k.key));
+            if sec != section {
+                let _ = writeln!(out, "\n[{sec}]");
+                section = sec;
+            }
+            let _ = writeln!(out, "# {}; {}", k.doc, k.kind.expected());
+            match v {
+                None => {
+                    let _ = writeln!(out, "# {name} =");
+                }
+                Some(_) => {
+                    let raw = toml::Value::try_from(self)
+                        .ok()
+                        .and_then(|root| path_get(&root, k.key).cloned());
+                    if let Some(raw) = raw {
+                        let _ = writeln!(out, "{name} = {raw}");
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Parse a settings document (unknown keys and wrong types are errors).
+    pub fn from_toml(text: &str, path: &str) -> Result<Config> {
+        let c: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_string(),
+            error: e.to_string().trim().to_string(),
+        })?;
+        // the keys' forms hold in a hand-edited file too
+        for (k, v) in c.list() {
+            if let Some(v) = v
+                && k.kind != Kind::ExistingFile
+            {
+                parse_value(k, &v)?;
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// The settings file: where it is, and its settings.
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its settings (defaults when the file does not exist yet).
+    pub config: Config,
+}
+
+impl ConfigFile {
+    /// aether's home: `$AETHER_HOME`, else `~/.aether`.
+    pub fn home() -> PathBuf {
+        if let Some(h) = std::env::var_os("AETHER_HOME") {
+            return PathBuf::from(h);
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        home.join(".aether")
+    }
+
+    /// `explicit` (from `--config`), else `<home>/config.toml`.
+    pub fn default_path(explicit: Option<&Path>) -> PathBuf {
+        explicit
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| Self::home().join("config.toml"))
+    }
+
+    /// Read the file at `path` (defaults when it does not exist).
+    pub fn load(path: &Path) -> Result<ConfigFile> {
+        let shown = path.display().to_string();
+        let config = match std::fs::read_to_string(path) {
+            Ok(text) => Config::from_toml(&text, &shown)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) => {
+                return Err(ConfigError::Io {
+                    path: shown,
+                    error: e.to_string(),
+                });
+            }
+        };
+        Ok(ConfigFile {
+            path: path.to_path_buf(),
+            config,
+        })
+    }
+
+    /// The history database: the setting, else `<home>/history.db`.
+    pub fn history_db(&self) -> PathBuf {
+        self.config
+            .core
+            .history_db
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Self::home().join("history.db"))
+    }
+
+    /// Write the file (to a temporary file first, then renamed: a crash leaves the old one).
+    pub fn save(&self) -> Result<()> {
+        let io = |e: std::io::Error| ConfigError::Io {
+            path: self.path.display().to_string(),
+            error: e.to_string(),
+        };
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = self.path.with_extension("toml.tmp");
+        std::fs::write(&tmp, self.config.to_toml()).map_err(io)?;
+        std::fs::rename(&tmp, &self.path).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_round_trip() {
+        let mut c = Config::default();
+        assert_eq!(
+            c.get("core.selected_platform").unwrap().as_deref(),
+            Some("emr")
+        );
+        assert_eq!(c.get("platform.emr.region").unwrap(), None);
+        c.set("platform.emr.region", "eu-west-1").unwrap();
+        c.set("core.selected_platform", "ONPREM").unwrap();
+        c.set("platform.emr.gpu_instance_types", "g5.2xlarge, g6")
+            .unwrap();
+        c.set("platform.emr.cluster.log_path", "s3://my-bucket/logs/")
+            .unwrap();
+        let text = c.to_toml();
+        let back = Config::from_toml(&text, "x").unwrap();
+        assert_eq!(back, c);
+        assert_eq!(
+            back.get("platform.emr.gpu_instance_types")
+                .unwrap()
+                .as_deref(),
+            Some("g5.2xlarge,g6")
+        );
+        assert!(text.contains("[platform.emr.cluster]"), "{text}");
+        c.unset("platform.emr.region").unwrap();
+        assert_eq!(c.get("platform.emr.region").unwrap(), None);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_explained() {
+        let mut c = Config::default();
+        let e = c.set("core.platform", "emr").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown key") && e.contains("core.selected_platform"),
+            "{e}"
+        );
+        for (k, v) in [
+            ("core.selected_platform", "gcp"),
+            ("platform.emr.region", "mars-1"),
+            ("platform.emr.region", "us-east"),
+            ("platform.emr.cluster.artifacts_path", "/tmp/x"),
+            ("platform.emr.cluster.artifacts_path", "s3://B/x"),
+            ("platform.emr.gpu_instance_types", "G5.xlarge"),
+            ("platform.emr.gpu_instance_types", ""),
+            ("platform.emr.pricing_file", "/no/such/file.csv"),
+            ("core.history_db", ""),
+        ] {
+            let e = c.set(k, v).unwrap_err().to_string();
+            assert!(e.contains("expected"), "{k}={v}: {e}");
+        }
+        assert_eq!(c, Config::default(), "failed sets change nothing");
+    }
+
+    #[test]
+    fn hand_edited_files_are_checked() {
+        let e = Config::from_toml("[core]\nplatform = \"emr\"\n", "f.toml").unwrap_err();
+        assert!(e.to_string().contains("f.toml"), "{e}");
+        let e = Config::from_toml("[platform.emr]\nregion = \"nowhere\"\n", "f.toml").unwrap_err();
+        assert!(e.to_string().contains("AWS region"), "{e}");
+        assert!(Config::from_toml("this is not toml", "f.toml").is_err());
+    }
+
+    #[test]
+    fn save_and_load() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("sub/config.toml");
+        let mut f = ConfigFile::load(&path).unwrap();
+        assert_eq!(f.config, Config::default());
+        f.config.set("platform.emr.region", "us-west-2").unwrap();
+        f.save().unwrap();
+        let g = ConfigFile::load(&path).unwrap();
+        assert_eq!(g.config.platform.emr.region.as_deref(), Some("us-west-2"));
+        assert!(!path.with_extension("toml.tmp").exists());
+    }
+}

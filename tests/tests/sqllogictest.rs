@@ -121,9 +121,8 @@ impl sqllogictest::AsyncDB for Aether {
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SltError> {
         let trimmed = sql.trim();
         let upper = trimmed.to_ascii_uppercase();
-        if let Some(rest) = upper.strip_prefix("LOAD ") {
-            let _ = rest;
-            self.load(&trimmed[5..]).await?;
+        if upper.starts_with("LOAD ") {
+            self.load(&trimmed["LOAD ".len()..]).await?;
             return Ok(DBOutput::StatementComplete(0));
         }
         if upper.starts_with("SET AETHER.") {

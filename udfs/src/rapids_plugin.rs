@@ -303,58 +303,18 @@ pub fn score(table: &HashMap<String, f64>, op: &str) -> f64 {
     table.get(op).copied().unwrap_or(1.0)
 }
 
-/// A small CSV reader: comma-separated fields, a field may be quoted (`"…"`, with `""` for a
-/// quote, and may then hold commas and line breaks); `\n` or `\r\n` ends a record; blank lines
-/// are skipped.
+/// The records of an embedded CSV file (the csv crate: quoted fields may hold commas, quotes
+/// and line breaks; blank lines are skipped; records may differ in length). The embedded files
+/// are valid UTF-8 CSV, so a bad record can only be a build mistake: it ends the table there.
 pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut field = String::new();
-    let mut in_quotes = false;
-    let mut field_started = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if in_quotes {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    chars.next();
-                    field.push('"');
-                } else {
-                    in_quotes = false;
-                }
-            } else {
-                field.push(c);
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                in_quotes = true;
-                field_started = true;
-            }
-            ',' => {
-                row.push(std::mem::take(&mut field));
-                field_started = true;
-            }
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => {
-                if field_started || !field.is_empty() || !row.is_empty() {
-                    row.push(std::mem::take(&mut field));
-                    rows.push(std::mem::take(&mut row));
-                }
-                field_started = false;
-            }
-            _ => {
-                field.push(c);
-                field_started = true;
-            }
-        }
-    }
-    if field_started || !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
-    }
-    rows
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .into_records()
+        .map_while(|r| r.ok())
+        .map(|r| r.iter().map(str::to_string).collect())
+        .collect()
 }
 
 #[cfg(test)]

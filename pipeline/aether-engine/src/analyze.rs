@@ -331,7 +331,8 @@ pub fn render_text(reports: &[Value]) -> String {
 /// [`analyze`]'s output in long CSV form: `app_id,app_attempt_id,section,rank,name,value,detail`
 /// (summary figures, then the bottlenecks, slowest stages and slowest SQLs).
 pub fn render_csv(reports: &[Value]) -> Result<String> {
-    let mut w = csv_writer();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut rows: Vec<[String; 7]> = Vec::new();
     let mut row = |a: &str,
                    at: &str,
                    sec: &str,
@@ -339,7 +340,7 @@ pub fn render_csv(reports: &[Value]) -> Result<String> {
                    name: String,
                    value: String,
                    detail: String| {
-        w.push(vec![
+        rows.push([
             a.to_string(),
             at.to_string(),
             sec.to_string(),
@@ -417,48 +418,22 @@ pub fn render_csv(reports: &[Value]) -> Result<String> {
             );
         }
     }
-    Ok(w.finish())
-}
-
-struct CsvOut(Vec<Vec<String>>);
-
-fn csv_writer() -> CsvOut {
-    CsvOut(vec![
-        [
-            "app_id",
-            "app_attempt_id",
-            "section",
-            "rank",
-            "name",
-            "value",
-            "detail",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+    let csv_err = |e: csv::Error| EngineError::Other(e.to_string());
+    w.write_record([
+        "app_id",
+        "app_attempt_id",
+        "section",
+        "rank",
+        "name",
+        "value",
+        "detail",
     ])
-}
-
-impl CsvOut {
-    fn push(&mut self, r: Vec<String>) {
-        self.0.push(r);
+    .map_err(csv_err)?;
+    for r in &rows {
+        w.write_record(r).map_err(csv_err)?;
     }
-    fn finish(self) -> String {
-        let mut s = String::new();
-        for r in self.0 {
-            let cells: Vec<String> = r
-                .iter()
-                .map(|c| {
-                    if c.contains([',', '"', '\n', '\r']) {
-                        format!("\"{}\"", c.replace('"', "\"\""))
-                    } else {
-                        c.clone()
-                    }
-                })
-                .collect();
-            s.push_str(&cells.join(","));
-            s.push('\n');
-        }
-        s
-    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| EngineError::Other(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| EngineError::Other(e.to_string()))
 }

@@ -50,11 +50,11 @@ fn is_prologue(name: &str) -> bool {
 }
 
 /// The stages of every node (same order as `nodes`, sorted ids). `edges` are `(child, parent)`
-/// pairs in the order the graph was built; `acc_stages` maps an accumulator to its stages.
-pub fn assign_stages(
+/// pairs in the order the graph was built; `acc_stages` gives an accumulator's stages.
+pub fn assign_stages<'s>(
     nodes: &[GraphNode],
     edges: &[(i64, i64)],
-    acc_stages: &HashMap<i64, Vec<i64>>,
+    acc_stages: impl Fn(i64) -> Option<&'s [i64]>,
 ) -> Vec<Vec<i64>> {
     let idx: HashMap<i64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
     let mut members: HashMap<i64, Vec<usize>> = HashMap::new();
@@ -66,7 +66,7 @@ pub fn assign_stages(
     // visiting order: top-level nodes in order, a cluster's members just before the cluster
     let mut order: Vec<usize> = Vec::with_capacity(nodes.len());
     for (i, n) in nodes.iter().enumerate() {
-        if n.cluster.is_some() && idx.contains_key(&n.cluster.unwrap_or(-1)) {
+        if n.cluster.is_some_and(|c| idx.contains_key(&c)) {
             continue;
         }
         if n.is_cluster
@@ -81,7 +81,7 @@ pub fn assign_stages(
         .map(|n| {
             n.accumulators
                 .iter()
-                .filter_map(|a| acc_stages.get(a))
+                .filter_map(|&a| acc_stages(a))
                 .flatten()
                 .copied()
                 .collect()
@@ -250,7 +250,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let s = assign_stages(&nodes, &edges, &acc);
+        let s = assign_stages(&nodes, &edges, |a| acc.get(&a).map(Vec::as_slice));
         assert_eq!(s, vec![vec![1], vec![0], vec![0], vec![0], vec![0]]);
     }
 
@@ -263,14 +263,14 @@ mod tests {
         ];
         let edges = vec![(1, 0), (2, 1)];
         let acc: HashMap<i64, Vec<i64>> = [(5, vec![7])].into_iter().collect();
-        let s = assign_stages(&nodes, &edges, &acc);
+        let s = assign_stages(&nodes, &edges, |a| acc.get(&a).map(Vec::as_slice));
         assert_eq!(s, vec![vec![7], vec![7], vec![7]]);
     }
 
     #[test]
     fn nothing_known_stays_empty() {
         let nodes = vec![node(0, "LocalTableScan", None, &[1])];
-        let s = assign_stages(&nodes, &[], &HashMap::new());
+        let s = assign_stages(&nodes, &[], |_| None);
         assert_eq!(s, vec![Vec::<i64>::new()]);
     }
 }

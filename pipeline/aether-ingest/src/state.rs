@@ -541,12 +541,12 @@ impl AppState {
 
     /// The stages of every plan node (in `plan_nodes` order), see [`crate::plangraph`].
     fn node_stages(&self) -> Vec<Vec<i64>> {
-        let acc_stages: HashMap<i64, Vec<i64>> = self
-            .accum_task
-            .iter()
-            .filter(|(_, a)| !a.stages.is_empty())
-            .map(|(id, a)| (*id, a.stages.clone()))
-            .collect();
+        let acc_stages = |id: i64| {
+            self.accum_task
+                .get(&id)
+                .map(|a| a.stages.as_slice())
+                .filter(|s| !s.is_empty())
+        };
         let mut out = vec![Vec::new(); self.plan_nodes.len()];
         for g in &self.plans {
             let mut accs: HashMap<i64, Vec<i64>> = HashMap::new();
@@ -565,7 +565,7 @@ impl AppState {
                     accumulators: accs.remove(&n.node_id).unwrap_or_default(),
                 })
                 .collect();
-            let stages = crate::plangraph::assign_stages(&nodes, &g.edges, &acc_stages);
+            let stages = crate::plangraph::assign_stages(&nodes, &g.edges, acc_stages);
             for (slot, s) in out[g.nodes.clone()].iter_mut().zip(stages) {
                 *slot = s;
             }

@@ -251,9 +251,9 @@ pub struct StageInfo {
     pub accumulables: StageAccumulables,
 }
 
-/// The accumulator ids listed in a `Stage Info` (only ids: the values are the tasks' sums).
+/// The accumulators listed in a `Stage Info`: id and value (`None` when not a number).
 #[derive(Debug, Default)]
-pub struct StageAccumulables(pub Vec<i64>);
+pub struct StageAccumulables(pub Vec<(i64, Option<i64>)>);
 
 impl<'de> Deserialize<'de> for StageAccumulables {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -261,12 +261,14 @@ impl<'de> Deserialize<'de> for StageAccumulables {
         struct Acc {
             #[serde(rename = "ID", default)]
             id: Num,
+            #[serde(rename = "Value", default)]
+            value: Num,
         }
         let v: Option<Vec<Acc>> = Deserialize::deserialize(d)?;
         Ok(StageAccumulables(
             v.unwrap_or_default()
                 .into_iter()
-                .filter_map(|a| a.id.0)
+                .filter_map(|a| a.id.0.map(|id| (id, a.value.0)))
                 .collect(),
         ))
     }
@@ -843,6 +845,61 @@ pub struct SqlAdaptiveMetricUpdates {
     pub metrics: Vec<PlanMetric>,
 }
 
+#[derive(Deserialize, Debug, Default)]
+pub struct BlockManagerId {
+    #[serde(rename = "Executor ID")]
+    pub executor_id: Option<String>,
+}
+
+/// A block manager registered (memory available for storage and execution).
+#[derive(Deserialize, Debug)]
+pub struct BlockManagerAdded {
+    #[serde(rename = "Block Manager ID", default)]
+    pub id: BlockManagerId,
+    #[serde(rename = "Maximum Memory", default)]
+    pub max_memory: Num,
+    #[serde(rename = "Maximum Onheap Memory", default)]
+    pub max_onheap_memory: Num,
+    #[serde(rename = "Maximum Offheap Memory", default)]
+    pub max_offheap_memory: Num,
+}
+
+/// The amount of one resource in a resource profile (executor: integer, task: fractional).
+#[derive(Deserialize, Debug, Default)]
+pub struct ResourceAmount {
+    #[serde(rename = "Amount", default)]
+    pub amount: Option<serde_json::Value>,
+}
+
+impl ResourceAmount {
+    /// The amount as a number (Spark writes numbers; a numeric string is accepted too).
+    pub fn value(&self) -> Option<f64> {
+        match self.amount.as_ref()? {
+            serde_json::Value::Number(n) => n.as_f64(),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// A resource profile (Spark 3.1+): what each executor and each task asks for.
+#[derive(Deserialize, Debug)]
+pub struct ResourceProfileAdded {
+    #[serde(rename = "Resource Profile Id")]
+    pub id: i64,
+    #[serde(rename = "Executor Resource Requests", default)]
+    pub executor: Option<std::collections::HashMap<String, ResourceAmount>>,
+    #[serde(rename = "Task Resource Requests", default)]
+    pub task: Option<std::collections::HashMap<String, ResourceAmount>>,
+}
+
+/// Databricks' log metadata: it carries the Spark version when there is no LogStart.
+#[derive(Deserialize, Debug)]
+pub struct DbcMetadata {
+    #[serde(rename = "Spark Version")]
+    pub spark_version: Option<String>,
+}
+
 #[derive(Deserialize, Debug)]
 pub struct DriverAccumUpdates {
     #[serde(rename = "executionId")]
@@ -870,6 +927,9 @@ pub enum Kind {
     SqlAdaptiveExecutionUpdate,
     SqlAdaptiveMetricUpdates,
     DriverAccumUpdates,
+    BlockManagerAdded,
+    ResourceProfileAdded,
+    DbcMetadata,
 }
 
 impl Kind {
@@ -894,6 +954,9 @@ impl Kind {
             b"SparkListenerSQLAdaptiveExecutionUpdate" => Kind::SqlAdaptiveExecutionUpdate,
             b"SparkListenerSQLAdaptiveSQLMetricUpdates" => Kind::SqlAdaptiveMetricUpdates,
             b"SparkListenerDriverAccumUpdates" => Kind::DriverAccumUpdates,
+            b"SparkListenerBlockManagerAdded" => Kind::BlockManagerAdded,
+            b"SparkListenerResourceProfileAdded" => Kind::ResourceProfileAdded,
+            b"DBCEventLoggingListenerMetadata" => Kind::DbcMetadata,
             _ => return None,
         })
     }
@@ -947,6 +1010,9 @@ impl Kind {
             Kind::SqlAdaptiveExecutionUpdate => fields_of::<SqlAdaptiveExecutionUpdate>(),
             Kind::SqlAdaptiveMetricUpdates => fields_of::<SqlAdaptiveMetricUpdates>(),
             Kind::DriverAccumUpdates => fields_of::<DriverAccumUpdates>(),
+            Kind::BlockManagerAdded => fields_of::<BlockManagerAdded>(),
+            Kind::ResourceProfileAdded => fields_of::<ResourceProfileAdded>(),
+            Kind::DbcMetadata => fields_of::<DbcMetadata>(),
         }
     }
 }
@@ -982,6 +1048,9 @@ pub enum Event {
     SqlAdaptiveExecutionUpdate(Box<SqlAdaptiveExecutionUpdate>),
     SqlAdaptiveMetricUpdates(SqlAdaptiveMetricUpdates),
     DriverAccumUpdates(DriverAccumUpdates),
+    BlockManagerAdded(BlockManagerAdded),
+    ResourceProfileAdded(ResourceProfileAdded),
+    DbcMetadata(DbcMetadata),
 }
 
 /// The outcome of looking at one line.
@@ -1129,6 +1198,9 @@ pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
         }
         Kind::SqlAdaptiveMetricUpdates => Event::SqlAdaptiveMetricUpdates(de(trimmed)?),
         Kind::DriverAccumUpdates => Event::DriverAccumUpdates(de(trimmed)?),
+        Kind::BlockManagerAdded => Event::BlockManagerAdded(de(trimmed)?),
+        Kind::ResourceProfileAdded => Event::ResourceProfileAdded(de(trimmed)?),
+        Kind::DbcMetadata => Event::DbcMetadata(de(trimmed)?),
     };
     Ok(Parsed::Event(name, ev))
 }

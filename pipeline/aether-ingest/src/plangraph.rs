@@ -51,10 +51,10 @@ fn is_prologue(name: &str) -> bool {
 
 /// The stages of every node (same order as `nodes`, sorted ids). `edges` are `(child, parent)`
 /// pairs in the order the graph was built; `acc_stages` gives an accumulator's stages.
-pub fn assign_stages<'s>(
+pub fn assign_stages(
     nodes: &[GraphNode],
     edges: &[(i64, i64)],
-    acc_stages: impl Fn(i64) -> Option<&'s [i64]>,
+    acc_stages: impl Fn(i64) -> Vec<i64>,
 ) -> Vec<Vec<i64>> {
     let idx: HashMap<i64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
     let mut members: HashMap<i64, Vec<usize>> = HashMap::new();
@@ -78,14 +78,7 @@ pub fn assign_stages<'s>(
     }
     let raw: Vec<BTreeSet<i64>> = nodes
         .iter()
-        .map(|n| {
-            n.accumulators
-                .iter()
-                .filter_map(|&a| acc_stages(a))
-                .flatten()
-                .copied()
-                .collect()
-        })
+        .map(|n| n.accumulators.iter().flat_map(|&a| acc_stages(a)).collect())
         .collect();
     let mut logical: Vec<Option<BTreeSet<i64>>> = vec![None; nodes.len()];
 
@@ -250,7 +243,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let s = assign_stages(&nodes, &edges, |a| acc.get(&a).map(Vec::as_slice));
+        let s = assign_stages(&nodes, &edges, |a| acc.get(&a).cloned().unwrap_or_default());
         assert_eq!(s, vec![vec![1], vec![0], vec![0], vec![0], vec![0]]);
     }
 
@@ -263,14 +256,14 @@ mod tests {
         ];
         let edges = vec![(1, 0), (2, 1)];
         let acc: HashMap<i64, Vec<i64>> = [(5, vec![7])].into_iter().collect();
-        let s = assign_stages(&nodes, &edges, |a| acc.get(&a).map(Vec::as_slice));
+        let s = assign_stages(&nodes, &edges, |a| acc.get(&a).cloned().unwrap_or_default());
         assert_eq!(s, vec![vec![7], vec![7], vec![7]]);
     }
 
     #[test]
     fn nothing_known_stays_empty() {
         let nodes = vec![node(0, "LocalTableScan", None, &[1])];
-        let s = assign_stages(&nodes, &[], |_| None);
+        let s = assign_stages(&nodes, &[], |_| Vec::new());
         assert_eq!(s, vec![Vec::<i64>::new()]);
     }
 }

@@ -42,6 +42,21 @@ struct ExecRow {
     removed_reason: Option<String>,
     resource_profile_id: Option<i64>,
     gpus: Option<i64>,
+    max_memory: Option<i64>,
+    max_onheap_memory: Option<i64>,
+    max_offheap_memory: Option<i64>,
+}
+
+#[derive(Default)]
+struct ResourceProfileRow {
+    id: i64,
+    executor_cores: Option<i64>,
+    executor_memory_mib: Option<i64>,
+    executor_memory_overhead_mib: Option<i64>,
+    executor_offheap_mib: Option<i64>,
+    executor_gpus: Option<i64>,
+    task_cpus: Option<f64>,
+    task_gpus: Option<f64>,
 }
 
 #[derive(Default)]
@@ -79,18 +94,50 @@ struct PlanGraph {
 }
 
 /// A SQL-metric accumulator: the sum of the task updates Spark counts, and the stages whose
-/// tasks or `Stage Info` listed it.
+/// tasks or `Stage Info` listed it, with what each stage reported.
 #[derive(Default)]
 struct AccAgg {
     total: Option<i64>,
-    stages: Vec<i64>,
+    stages: Vec<AccStage>,
+}
+
+/// One stage of an accumulator: the sum of all its tasks' updates (any task status) and the
+/// value its StageCompleted event listed.
+struct AccStage {
+    stage: i64,
+    task_sum: Option<i64>,
+    completed: Option<i64>,
 }
 
 impl AccAgg {
-    fn add_stage(&mut self, stage: i64) {
-        if self.stages.last() != Some(&stage) && !self.stages.contains(&stage) {
-            self.stages.push(stage);
-        }
+    fn stage(&mut self, stage: i64) -> &mut AccStage {
+        let i = match self.stages.iter().rposition(|s| s.stage == stage) {
+            Some(i) => i,
+            None => {
+                self.stages.push(AccStage {
+                    stage,
+                    task_sum: None,
+                    completed: None,
+                });
+                self.stages.len() - 1
+            }
+        };
+        &mut self.stages[i]
+    }
+
+    /// The stages the accumulator was updated in (by a task, or listed at StageCompleted).
+    fn updated_stages(&self) -> impl Iterator<Item = &AccStage> {
+        self.stages
+            .iter()
+            .filter(|s| s.task_sum.is_some() || s.completed.is_some())
+    }
+
+    /// Σ over updated stages of max(task updates, StageCompleted value), as the reference tool
+    /// totals a metric; `None` when no stage updated it.
+    fn task_total(&self) -> Option<i64> {
+        self.updated_stages()
+            .map(|s| s.task_sum.unwrap_or(0).max(s.completed.unwrap_or(0)))
+            .fold(None, |acc, v| Some(acc.unwrap_or(0) + v))
     }
 }
 
@@ -132,7 +179,10 @@ pub struct AppState {
     metric_defs: Vec<MetricDef>,
     plans: Vec<PlanGraph>,
     accum_task: HashMap<i64, AccAgg>,
-    accum_driver: HashMap<i64, i64>,
+    /// driver-side updates by (accumulator, SQL execution)
+    accum_driver: HashMap<(i64, i64), i64>,
+    resource_profiles: Vec<ResourceProfileRow>,
+    dbc_spark_version: Option<String>,
     props: Properties,
     event_counts: HashMap<String, (bool, i64)>,
     ignored_fields: std::collections::BTreeMap<(String, String), i64>,
@@ -191,11 +241,8 @@ impl AppState {
     }
 
     fn stage_info(&mut self, info: StageInfo) -> &mut StageRow {
-        for &id in &info.accumulables.0 {
-            self.accum_task
-                .entry(id)
-                .or_default()
-                .add_stage(info.stage_id);
+        for &(id, _) in &info.accumulables.0 {
+            self.accum_task.entry(id).or_default().stage(info.stage_id);
         }
         let s = self.stage(info.stage_id, info.attempt_id.0.unwrap_or(0));
         if info.name.is_some() {
@@ -248,6 +295,38 @@ impl AppState {
         self.saw_event = true;
         match ev {
             Event::LogStart(e) => self.spark_version = e.spark_version,
+            Event::DbcMetadata(e) => self.dbc_spark_version = e.spark_version,
+            Event::BlockManagerAdded(e) => {
+                let Some(id) = e.id.executor_id else { return };
+                // the driver's block manager makes it an executor only in local mode, where
+                // an ExecutorAdded for it came first (as Spark's tools count executors)
+                if id == "driver" && !self.exec_idx.contains_key(&id) {
+                    return;
+                }
+                let x = self.executor(&id);
+                x.max_memory = e.max_memory.0;
+                x.max_onheap_memory = e.max_onheap_memory.0;
+                x.max_offheap_memory = e.max_offheap_memory.0;
+            }
+            Event::ResourceProfileAdded(e) => {
+                let exec = e.executor.unwrap_or_default();
+                let task = e.task.unwrap_or_default();
+                let ex = |k: &str| exec.get(k).and_then(|a| a.value()).map(|v| v as i64);
+                let row = ResourceProfileRow {
+                    id: e.id,
+                    executor_cores: ex("cores"),
+                    executor_memory_mib: ex("memory"),
+                    executor_memory_overhead_mib: ex("memoryOverhead"),
+                    executor_offheap_mib: ex("offHeap"),
+                    executor_gpus: ex("gpu"),
+                    task_cpus: task.get("cpus").and_then(|a| a.value()),
+                    task_gpus: task.get("gpu").and_then(|a| a.value()),
+                };
+                match self.resource_profiles.iter_mut().find(|r| r.id == e.id) {
+                    Some(r) => *r = row,
+                    None => self.resource_profiles.push(row),
+                }
+            }
             Event::ApplicationStart(e) => {
                 self.app_name = e.app_name;
                 if e.app_id.is_some() {
@@ -345,6 +424,14 @@ impl AppState {
                 s.submitted = true;
             }
             Event::StageCompleted(e) => {
+                for &(id, value) in &e.info.accumulables.0 {
+                    let st = self
+                        .accum_task
+                        .entry(id)
+                        .or_default()
+                        .stage(e.info.stage_id);
+                    st.completed = Some(st.completed.unwrap_or(0).max(value.unwrap_or(0)));
+                }
                 let s = self.stage_info(e.info);
                 s.submitted = true;
                 s.completed = true;
@@ -390,7 +477,7 @@ impl AppState {
             Event::DriverAccumUpdates(e) => {
                 for (id, v) in e.updates {
                     if let (Some(id), Some(v)) = (id.0, v.0) {
-                        *self.accum_driver.entry(id).or_insert(0) += v;
+                        *self.accum_driver.entry((id, e.execution_id)).or_insert(0) += v;
                     }
                 }
             }
@@ -420,7 +507,7 @@ impl AppState {
             if succeeded || a.count_failed {
                 *agg.total.get_or_insert(0) += a.update;
             }
-            agg.add_stage(t.stage_id);
+            *agg.stage(t.stage_id).task_sum.get_or_insert(0) += a.update;
         }
         let b = &mut self.tasks;
         b.stage_id.append_value(t.stage_id);
@@ -541,11 +628,11 @@ impl AppState {
 
     /// The stages of every plan node (in `plan_nodes` order), see [`crate::plangraph`].
     fn node_stages(&self) -> Vec<Vec<i64>> {
-        let acc_stages = |id: i64| {
+        let acc_stages = |id: i64| -> Vec<i64> {
             self.accum_task
                 .get(&id)
-                .map(|a| a.stages.as_slice())
-                .filter(|s| !s.is_empty())
+                .map(|a| a.stages.iter().map(|s| s.stage).collect())
+                .unwrap_or_default()
         };
         let mut out = vec![Vec::new(); self.plan_nodes.len()];
         for g in &self.plans {
@@ -585,7 +672,11 @@ impl AppState {
 
         let mut a = Applications::default();
         a.app_name.append_option(self.app_name.as_deref());
-        a.spark_version.append_option(self.spark_version.as_deref());
+        a.spark_version.append_option(
+            self.spark_version
+                .as_deref()
+                .or(self.dbc_spark_version.as_deref()),
+        );
         a.user.append_option(self.user.as_deref());
         a.start_ms.append_option(self.start_ms);
         a.end_ms.append_option(self.end_ms);
@@ -610,8 +701,26 @@ impl AppState {
             x.removed_reason.append_option(e.removed_reason.as_deref());
             x.resource_profile_id.append_option(e.resource_profile_id);
             x.gpus.append_option(e.gpus);
+            x.max_memory_bytes.append_option(e.max_memory);
+            x.max_onheap_memory_bytes.append_option(e.max_onheap_memory);
+            x.max_offheap_memory_bytes
+                .append_option(e.max_offheap_memory);
         }
         out.push((Executors::NAME, x.finish(&key)));
+
+        let mut r = ResourceProfiles::default();
+        for p in &self.resource_profiles {
+            r.resource_profile_id.append_value(p.id);
+            r.executor_cores.append_option(p.executor_cores);
+            r.executor_memory_mib.append_option(p.executor_memory_mib);
+            r.executor_memory_overhead_mib
+                .append_option(p.executor_memory_overhead_mib);
+            r.executor_offheap_mib.append_option(p.executor_offheap_mib);
+            r.executor_gpus.append_option(p.executor_gpus);
+            r.task_cpus.append_option(p.task_cpus);
+            r.task_gpus.append_option(p.task_gpus);
+        }
+        out.push((ResourceProfiles::NAME, r.finish(&key)));
 
         let mut j = Jobs::default();
         let mut job_ended: HashMap<i64, bool> = HashMap::new();
@@ -703,16 +812,34 @@ impl AppState {
         out.push((SqlPlanNodes::NAME, p.finish(&key)));
 
         let mut m = SqlMetrics::default();
+        let mut driver_sums: HashMap<i64, i64> = HashMap::new();
+        for (&(acc, _), &v) in &self.accum_driver {
+            *driver_sums.entry(acc).or_insert(0) += v;
+        }
         for d in &self.metric_defs {
             let t = self
                 .accum_task
                 .get(&d.accumulator_id)
                 .and_then(|a| a.total.as_ref());
-            let dr = self.accum_driver.get(&d.accumulator_id);
+            let dr = driver_sums.get(&d.accumulator_id);
             let value = match (t, dr) {
                 (None, None) => None,
                 (a, b) => Some(a.copied().unwrap_or(0) + b.copied().unwrap_or(0)),
             };
+            let agg = self.accum_task.get(&d.accumulator_id);
+            m.task_total.append_option(agg.and_then(|a| a.task_total()));
+            m.driver_total.append_option(
+                self.accum_driver
+                    .get(&(d.accumulator_id, d.sql_id))
+                    .copied(),
+            );
+            if let Some(a) = agg {
+                let vals = m.update_stage_ids.values();
+                for st in a.updated_stages() {
+                    vals.append_value(st.stage);
+                }
+            }
+            m.update_stage_ids.append(true);
             m.sql_id.append_value(d.sql_id);
             m.plan_version.append_value(d.version);
             m.node_id.append_option(d.node_id);

@@ -7,7 +7,7 @@
 
 use arrow_array::RecordBatch;
 use arrow_array::builder::{
-    ArrayBuilder, BooleanBuilder, Int64Builder, ListBuilder, StringBuilder,
+    ArrayBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
 };
 use arrow_array::{ArrayRef, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -23,6 +23,8 @@ pub trait ColKind {
 pub struct Str;
 /// 64-bit integer.
 pub struct I64;
+/// 64-bit float.
+pub struct F64;
 /// Boolean.
 pub struct Bool;
 /// List of 64-bit integers.
@@ -38,6 +40,12 @@ impl ColKind for I64 {
     type Builder = Int64Builder;
     fn field(name: &str) -> Field {
         Field::new(name, DataType::Int64, true)
+    }
+}
+impl ColKind for F64 {
+    type Builder = Float64Builder;
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Float64, true)
     }
 }
 impl ColKind for Bool {
@@ -61,11 +69,11 @@ fn key_fields(app_key: &[&'static str]) -> Vec<Field> {
 }
 
 macro_rules! table {
-    ($(#[$m:meta])* $name:ident = $sql:literal, key [$($key:literal),*] { $($col:ident : $ty:ident),* $(,)? }) => {
+    ($(#[$m:meta])* $name:ident = $sql:literal, key [$($key:literal),*] { $($(#[$cm:meta])* $col:ident : $ty:ident),* $(,)? }) => {
         $(#[$m])*
         #[allow(missing_docs)]
         pub struct $name {
-            $(pub $col: <$ty as ColKind>::Builder,)*
+            $($(#[$cm])* pub $col: <$ty as ColKind>::Builder,)*
         }
 
         impl Default for $name {
@@ -137,6 +145,23 @@ table! {
         removed_reason: Str,
         resource_profile_id: I64,
         gpus: I64,
+        /// storage + execution memory of its block manager (last BlockManagerAdded)
+        max_memory_bytes: I64,
+        max_onheap_memory_bytes: I64,
+        max_offheap_memory_bytes: I64,
+    }
+}
+table! {
+    /// One row per resource profile (Spark 3.1+): what executors and tasks ask for.
+    ResourceProfiles = "resource_profiles", key ["app_id", "app_attempt_id"] {
+        resource_profile_id: I64,
+        executor_cores: I64,
+        executor_memory_mib: I64,
+        executor_memory_overhead_mib: I64,
+        executor_offheap_mib: I64,
+        executor_gpus: I64,
+        task_cpus: F64,
+        task_gpus: F64,
     }
 }
 
@@ -254,6 +279,12 @@ table! {
         name: Str,
         metric_type: Str,
         value: I64,
+        /// Σ over `update_stage_ids` of max(task updates in the stage, its StageCompleted value)
+        task_total: I64,
+        /// the driver-side updates (DriverAccumUpdates) of this SQL execution
+        driver_total: I64,
+        /// stages whose tasks updated the accumulator or whose StageCompleted listed it
+        update_stage_ids: ListI64,
     }
 }
 
@@ -299,6 +330,7 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
     vec![
         (Applications::NAME, Applications::schema()),
         (Executors::NAME, Executors::schema()),
+        (ResourceProfiles::NAME, ResourceProfiles::schema()),
         (Jobs::NAME, Jobs::schema()),
         (Stages::NAME, Stages::schema()),
         (Tasks::NAME, Tasks::schema()),

@@ -1,0 +1,2 @@
+//! Predict phase: QualX boosters evaluated with the XGBoost library.
+pub mod model;

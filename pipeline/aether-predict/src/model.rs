@@ -1,0 +1,132 @@
+//! XGBoost boosters (QualX JSON models): loading, checking feature names, predicting.
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use xgb::{Booster, DMatrix};
+
+/// A loaded booster and the feature names it was trained on.
+pub struct Model {
+    booster: Booster,
+    features: Vec<String>,
+}
+
+impl Model {
+    /// Loads a booster saved as JSON or UBJSON by XGBoost.
+    pub fn load(path: &Path) -> Result<Model> {
+        if !path.is_file() {
+            bail!("model {}: no such file", path.display());
+        }
+        let booster = Booster::load(path)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("model {}: not an XGBoost booster", path.display()))?;
+        let features = booster
+            .get_feature_names()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("model {}: cannot read feature names", path.display()))?;
+        if features.is_empty() {
+            bail!("model {}: the booster has no feature names", path.display());
+        }
+        Ok(Model { booster, features })
+    }
+
+    pub fn feature_names(&self) -> &[String] {
+        &self.features
+    }
+
+    /// Raw margin (log speedup) for each row of `rows` (row-major, `feature_names()` order).
+    pub fn predict(&self, rows: &[f32], n_rows: usize) -> Result<Vec<f32>> {
+        let dm = DMatrix::from_dense(rows, n_rows).map_err(|e| anyhow::anyhow!("{e}"))?;
+        self.booster
+            .predict(&dm)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+    }
+}
+
+impl Model {
+    /// SHAP contributions (XGBoost `pred_contribs`): per row, one value per feature and the bias
+    /// last; each row sums to the raw margin.
+    pub fn contributions(&self, rows: &[f32], n_rows: usize) -> Result<Vec<Vec<f32>>> {
+        let dm = DMatrix::from_dense(rows, n_rows).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (data, (n, cols)) = self
+            .booster
+            .predict_contributions(&dm)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok((0..n)
+            .map(|i| data[i * cols..(i + 1) * cols].to_vec())
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn root() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    /// The committed QualX booster, evaluated by the XGBoost library on the reference tool's own
+    /// feature rows, gives the reference tool's per-SQL predictions.
+    #[test]
+    fn emr_booster_reproduces_reference_predictions() {
+        let m = Model::load(&root().join("models/qualx/emr.json")).unwrap();
+        assert_eq!(m.feature_names().len(), 118);
+        let gold = root().join("../shared/anchor/golden/dev/xgboost_predictions");
+        let mut feats = csv::Reader::from_path(gold.join("features.csv")).unwrap();
+        let header = feats.headers().unwrap().clone();
+        let cols: Vec<usize> = m
+            .feature_names()
+            .iter()
+            .map(|f| header.iter().position(|h| h == f).unwrap())
+            .collect();
+        let mut rows = Vec::new();
+        let mut n = 0;
+        for r in feats.records() {
+            let r = r.unwrap();
+            for &c in &cols {
+                let v = &r[c];
+                rows.push(match v {
+                    "" | "False" => 0.0,
+                    "True" => 1.0,
+                    _ => v.parse::<f64>().unwrap() as f32,
+                });
+            }
+            n += 1;
+        }
+        let pred = m.predict(&rows, n).unwrap();
+        let mut sql = csv::Reader::from_path(gold.join("per_sql.csv")).unwrap();
+        let y = sql.headers().unwrap().iter().position(|h| h == "y_pred");
+        let y = y.unwrap();
+        let want: Vec<f64> = sql
+            .records()
+            .map(|r| r.unwrap()[y].parse().unwrap())
+            .collect();
+        assert_eq!(want.len(), n);
+        let mut worst = 0f64;
+        for (p, w) in pred.iter().zip(&want) {
+            worst = worst.max(((*p as f64).exp() - w).abs() / w);
+        }
+        assert!(worst < 1e-6, "worst relative error {worst}");
+        let contrib = m.contributions(&rows, n).unwrap();
+        for (c, p) in contrib.iter().zip(&pred) {
+            assert_eq!(c.len(), 119);
+            let s: f32 = c.iter().sum();
+            assert!((s - p).abs() < 1e-4, "contributions sum {s} vs margin {p}");
+        }
+    }
+
+    #[test]
+    fn rejects_files_that_are_not_boosters() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.json");
+        std::fs::write(&p, "{\"hello\": 1}").unwrap();
+        let e = Model::load(&p).err().unwrap().to_string();
+        assert!(e.contains("not an XGBoost booster"), "{e}");
+        let e = Model::load(&dir.path().join("none.json"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("no such file"), "{e}");
+    }
+}

@@ -311,10 +311,10 @@ app AS (
     SELECT
         a.app_id, COALESCE(a.attempt_id, '') AS att, a.app_name,
         COALESCE(NULLIF(a.spark_version, ''), 'Unknown') AS spark_version,
-        u.app_duration_ms
+        d.app_duration_ms
     FROM applications a
-    LEFT JOIN unsupported_summary u
-        ON u.app_id = a.app_id AND (u.app_attempt_id IS NOT DISTINCT FROM a.attempt_id)
+    LEFT JOIN app_duration d
+        ON d.app_id = a.app_id AND (d.app_attempt_id IS NOT DISTINCT FROM a.attempt_id)
 ),
 base AS (
     SELECT

@@ -77,16 +77,7 @@ op_counts AS (
     GROUP BY app_id, app_attempt_id
 ),
 app_end AS (
-    -- the tool's app duration: ApplicationEnd, else the last SQL or job end
-    SELECT a.app_id, a.attempt_id AS app_attempt_id, a.start_ms,
-           COALESCE(a.end_ms, GREATEST(q.last_sql_end_ms, j.last_job_end_ms)) AS end_ms
-    FROM applications a
-    LEFT JOIN (SELECT app_id, app_attempt_id, MAX(end_ms) AS last_sql_end_ms FROM sql_executions
-               GROUP BY app_id, app_attempt_id) q
-      ON q.app_id = a.app_id AND (q.app_attempt_id IS NOT DISTINCT FROM a.attempt_id)
-    LEFT JOIN (SELECT app_id, app_attempt_id, MAX(end_ms) AS last_job_end_ms FROM jobs
-               GROUP BY app_id, app_attempt_id) j
-      ON j.app_id = a.app_id AND (j.app_attempt_id IS NOT DISTINCT FROM a.attempt_id)
+    SELECT app_id, app_attempt_id, start_ms, end_ms FROM app_duration
 )
 SELECT
     a.app_id,

@@ -26,6 +26,9 @@ enum Command {
     /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
     /// and the share of time the GPU (RAPIDS) could not take.
     Analyze(AnalyzeArgs),
+    /// Predict which apps get faster and cheaper on GPUs (RAPIDS): QualX speedup per app and
+    /// SQL, category, status per log; --output DIR writes the reports.
+    Qualify(QualifyArgs),
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
     /// --config FILE).
     Config(ConfigArgs),
@@ -170,6 +173,176 @@ struct AnalyzeArgs {
     set: Vec<String>,
 }
 
+#[derive(Args)]
+struct QualifyArgs {
+    /// CPU event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
+    #[arg(long = "event_log", alias = "event-log", num_args = 1.., required = true, action = clap::ArgAction::Append)]
+    event_log: Vec<String>,
+    /// The platform to predict for (default: core.selected_platform of the settings, else emr).
+    #[arg(long)]
+    platform: Option<String>,
+    /// An XGBoost booster (JSON or UBJSON) with QualX feature names, instead of the built-in
+    /// model of the platform.
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    /// Write qualification_summary.csv, status.csv, per_sql.csv and features.csv here.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Output format of the summary printed.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Show the top N reasons (XGBoost SHAP contributions) behind each app's prediction.
+    #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
+    explain: Option<usize>,
+    /// Change a setting, e.g. --set gpu_speedup_min=1.5 (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Settings with `--set NAME=VALUE` applied; `Err` (reported) on a bad one.
+fn settings_from(
+    sets: &[String],
+) -> std::result::Result<aether_engine::AnalysisSettings, ExitCode> {
+    let mut settings = aether_engine::AnalysisSettings::default();
+    for kv in sets {
+        let Some((k, v)) = kv.split_once('=') else {
+            eprintln!("error: --set {kv}: expected NAME=VALUE");
+            return Err(ExitCode::from(2));
+        };
+        if let Err(e) = settings.set(k.trim(), v) {
+            eprintln!("error: --set {kv}: {e}");
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(settings)
+}
+
+fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
+    use aether_predict::qualify::{QualifyOptions, Status};
+    use std::io::IsTerminal;
+    let settings = match settings_from(&a.set) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let cfg_path = aether_core::ConfigFile::default_path(a.config.as_deref());
+    let cfg = match aether_core::ConfigFile::load(&cfg_path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let platform = match &a.platform {
+        Some(p) => p.trim().to_ascii_lowercase(),
+        None => serde_json::to_value(cfg.config.core.selected_platform)?
+            .as_str()
+            .unwrap_or("emr")
+            .to_string(),
+    };
+    if !aether_predict::qualx::PLATFORMS.contains(&platform.as_str()) {
+        eprintln!(
+            "error: unknown platform {platform:?}; known: {}",
+            aether_predict::qualx::PLATFORMS.join(", ")
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let model = match &a.model {
+        Some(p) => aether_predict::model::Model::load(p),
+        None => aether_predict::model::Model::builtin(&platform),
+    };
+    let model = match model {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let names = model.feature_names().to_vec();
+    if let Err(e) = aether_predict::qualx::check_features(&names) {
+        eprintln!(
+            "error: {}: {e}",
+            a.model
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or(platform.clone())
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let opts = QualifyOptions {
+        platform,
+        model: std::sync::Mutex::new(model),
+        settings,
+        explain: a.explain.unwrap_or(5),
+        ingest: a.common.ingest_options(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let results =
+        aether_predict::qualify::qualify_inputs(&a.event_log, &opts, |done, total, log| {
+            if tty {
+                let width = 30;
+                let filled = done * width / total.max(1);
+                eprint!(
+                    "\r[{}{}] {done}/{total} {}\x1b[K",
+                    "#".repeat(filled),
+                    ".".repeat(width - filled),
+                    log.rsplit('/').next().unwrap_or(log)
+                );
+            }
+        });
+    if tty {
+        eprintln!();
+    }
+    for q in results
+        .iter()
+        .filter(|q| q.status != Status::Success || !q.status_reason.is_empty())
+    {
+        eprintln!(
+            "{}: {}: {}",
+            q.status.as_str(),
+            q.event_log,
+            q.status_reason
+        );
+    }
+    if let Some(dir) = &a.output {
+        aether_predict::report::write_outputs(dir, &results, &names)?;
+    }
+    let summary = aether_predict::report::summary(&results)?;
+    let text = aether_engine::render(
+        &summary.schema(),
+        std::slice::from_ref(&summary),
+        a.format.into(),
+    )?;
+    println!("{}", text.trim_end());
+    if a.explain.is_some() {
+        for q in results.iter().filter(|q| q.status == Status::Success) {
+            println!(
+                "\n{} ({}): speedup {:.2}",
+                q.app_id, q.app_name, q.speedup.speedup
+            );
+            for (f, v) in &q.reasons {
+                println!(
+                    "  {f:<40} {v:+.4} ({})",
+                    if *v > 0.0 {
+                        "raises the speedup"
+                    } else {
+                        "lowers it"
+                    }
+                );
+            }
+        }
+    }
+    Ok(if results.iter().any(|q| q.status == Status::Success) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
 fn looks_like_sql(s: &str) -> bool {
     let head = s
         .split_whitespace()
@@ -286,17 +459,10 @@ fn load(
 }
 
 fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    let mut settings = aether_engine::AnalysisSettings::default();
-    for kv in &a.set {
-        let Some((k, v)) = kv.split_once('=') else {
-            eprintln!("error: --set {kv}: expected NAME=VALUE");
-            return Ok(ExitCode::from(2));
-        };
-        if let Err(e) = settings.set(k.trim(), v) {
-            eprintln!("error: --set {kv}: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    }
+    let settings = match settings_from(&a.set) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
     let rt = runtime()?;
     let (ctx, failed_files) = match load(&rt, &a.inputs, &settings)? {
         Ok(x) => x,
@@ -469,6 +635,7 @@ fn main() -> ExitCode {
         Command::Sql(a) => cmd_sql(a),
         Command::Ingest(a) => cmd_ingest(a),
         Command::Analyze(a) => cmd_analyze(a),
+        Command::Qualify(a) => cmd_qualify(a),
         Command::Config(a) => cmd_config(a),
     };
     match res {

@@ -651,3 +651,119 @@ fn config_init_list_get_set_and_refusals() {
     let o = aether_home(home, &["config", "get", "platform.emr.region"]);
     assert_eq!(stdout(&o).trim(), "eu-west-1");
 }
+
+/// `aether qualify` on the bundled sample: the reference tool's speedup for tpch_q3
+/// (`local-1796009671201`, golden per_app.csv), the output files, --explain, and clear errors
+/// for a file that is not a booster, a model needing a feature aether lacks, and an unknown
+/// platform.
+#[test]
+fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out");
+    let o = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--output",
+            out.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--explain",
+            "3",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("Aether Job ID,App ID,App Name,Estimated GPU Speedup,Category"),
+        "{text}"
+    );
+    assert!(
+        text.contains("raises the speedup") || text.contains("lowers it"),
+        "{text}"
+    );
+
+    // the reference tool's per-app speedup of tpch_q3
+    let golden = repo().join("../shared/anchor/golden/dev/xgboost_predictions/per_app.csv");
+    let mut r = csv::Reader::from_path(&golden).unwrap();
+    let h = r.headers().unwrap().clone();
+    let (ia, is) = (
+        h.iter().position(|c| c == "appId").unwrap(),
+        h.iter().position(|c| c == "speedup").unwrap(),
+    );
+    let want: f64 = r
+        .records()
+        .map(|x| x.unwrap())
+        .find(|x| &x[ia] == "local-1796009671201")
+        .map(|x| x[is].parse().unwrap())
+        .unwrap();
+    let mut s = csv::Reader::from_path(out.join("qualification_summary.csv")).unwrap();
+    let h = s.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (ia, is) = (col("App ID"), col("Unrounded GPU Speedup"));
+    let rows: Vec<csv::StringRecord> = s.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 6, "six sample apps");
+    let got: f64 = rows
+        .iter()
+        .find(|x| &x[ia] == "local-1796009671201")
+        .map(|x| x[is].parse().unwrap())
+        .unwrap();
+    assert!((got - want).abs() < 1e-3 * want, "{got} vs {want}");
+
+    let f = std::fs::read_to_string(out.join("features.csv")).unwrap();
+    let header: Vec<&str> = f.lines().next().unwrap().split(',').collect();
+    assert_eq!(&header[..3], &["appId", "sqlID", "numTasks_sum"]);
+    assert_eq!(header.len(), 2 + 118);
+    assert!(out.join("per_sql.csv").exists() && out.join("status.csv").exists());
+
+    // not a booster
+    let bad = home.path().join("bad.json");
+    std::fs::write(&bad, "{\"not\": \"a model\"}").unwrap();
+    let o = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--model",
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not an XGBoost booster"),
+        "{}",
+        stderr(&o)
+    );
+    // a booster whose features include one aether does not compute
+    let model = std::fs::read_to_string(repo().join("models/qualx/emr.json")).unwrap();
+    let odd = home.path().join("odd.json");
+    std::fs::write(&odd, model.replacen("\"scan_bw\"", "\"gpu_magic\"", 1)).unwrap();
+    let o = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--model",
+            odd.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("gpu_magic"), "{}", stderr(&o));
+    // unknown platform
+    let o = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--platform",
+            "mainframe",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown platform"), "{}", stderr(&o));
+}

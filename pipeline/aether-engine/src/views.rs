@@ -18,8 +18,9 @@ include!(concat!(env!("OUT_DIR"), "/views.rs"));
 /// Name of the one-row table holding the [`AnalysisSettings`].
 pub const SETTINGS_TABLE: &str = "analysis_settings";
 
-/// Thresholds of the `bottlenecks` view (one row, one column each, in table
-/// `analysis_settings`). Defaults are what a Spark engineer would flag by eye.
+/// Thresholds of the `bottlenecks` view and of qualification (one row, one column each, in table
+/// `analysis_settings`). Bottleneck defaults are what a Spark engineer would flag by eye; the
+/// qualification ones are the reference tool's.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AnalysisSettings {
@@ -57,6 +58,23 @@ pub struct AnalysisSettings {
     pub python_time_ratio_min: f64,
     /// Failed / killed / speculative tasks: at least this many in a stage.
     pub failed_tasks_min_count: f64,
+    /// Qualification: an app is recommended for the GPU only with an estimated speedup of at
+    /// least this …
+    pub gpu_speedup_min: f64,
+    /// … and at most this (larger estimates are not credible).
+    pub gpu_speedup_max: f64,
+    /// Qualification: not recommended when stages with unsupported operators take more than this
+    /// percent of the app's duration.
+    pub unsupported_pct_max: f64,
+    /// Qualification: speedup category Small from this speedup …
+    pub category_small_min: f64,
+    /// … Medium from this …
+    pub category_medium_min: f64,
+    /// … and Large from this.
+    pub category_large_min: f64,
+    /// Qualification: not recommended when a stage spills more than this many bytes in memory
+    /// without an aggregate, join or sort in it (the reference tool's spill heuristic, 1 TiB).
+    pub spill_heuristic_min_bytes: f64,
 }
 
 impl Default for AnalysisSettings {
@@ -79,6 +97,13 @@ impl Default for AnalysisSettings {
             driver_time_min_ms: 5000.0,
             python_time_ratio_min: 0.1,
             failed_tasks_min_count: 1.0,
+            gpu_speedup_min: 1.3,
+            gpu_speedup_max: 1_000_000.0,
+            unsupported_pct_max: 25.0,
+            category_small_min: 1.3,
+            category_medium_min: 2.0,
+            category_large_min: 3.0,
+            spill_heuristic_min_bytes: 1_099_511_627_776.0,
         }
     }
 }
@@ -193,14 +218,41 @@ pub fn ordered_views() -> Result<Vec<(&'static str, &'static str)>> {
 
 /// Register the settings table and every view (after the base tables are registered).
 pub async fn register_views(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<()> {
+    register_views_materialized(ctx, settings, &[]).await
+}
+
+/// Like [`register_views`], but each view named in `materialize` is computed once, right after
+/// it is defined, and kept as an in-memory table that the views after it read. For a session
+/// over one small log this saves re-planning and re-running shared views in every query.
+pub async fn register_views_materialized(
+    ctx: &SessionContext,
+    settings: &AnalysisSettings,
+    materialize: &[&str],
+) -> Result<()> {
     ctx.deregister_table(SETTINGS_TABLE)?;
     ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
     for (name, sql) in ordered_views()? {
         ctx.deregister_table(name)?;
         let body = sql.trim().trim_end_matches(';');
-        ctx.sql(&format!("CREATE VIEW {name} AS {body}"))
-            .await
-            .map_err(|e| EngineError::Other(format!("view {name} (sql/{name}.sql): {e}")))?;
+        let err = |e: datafusion::error::DataFusionError| {
+            EngineError::Other(format!("view {name} (sql/{name}.sql): {e}"))
+        };
+        if materialize.contains(&name) {
+            let t0 = std::time::Instant::now();
+            let df = ctx.sql(body).await.map_err(err)?;
+            let schema = Arc::new(df.schema().as_arrow().clone());
+            let batches = df.collect().await.map_err(err)?;
+            tracing::debug!(
+                view = name,
+                elapsed_us = t0.elapsed().as_micros() as u64,
+                "materialized"
+            );
+            ctx.register_table(name, Arc::new(MemTable::try_new(schema, vec![batches])?))?;
+        } else {
+            ctx.sql(&format!("CREATE VIEW {name} AS {body}"))
+                .await
+                .map_err(err)?;
+        }
     }
     Ok(())
 }

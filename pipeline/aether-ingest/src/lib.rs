@@ -182,6 +182,48 @@ where
     });
 }
 
+/// A log's report and its tables.
+fn split(log: &LogSource, out: LogOutcome) -> (LogReport, Option<state::AppBatches>) {
+    let report = LogReport {
+        source: log.display.clone(),
+        app_id: out.app.as_ref().map(|a| a.app_id.clone()),
+        errors: out.errors,
+        bytes: out.bytes,
+        lines: out.lines,
+    };
+    (report, out.app)
+}
+
+/// The tables of logs already read (`(report, app)` per log, in order).
+fn assemble(logs: impl Iterator<Item = (LogReport, Option<state::AppBatches>)>) -> Ingested {
+    let mut res = Ingested::default();
+    for (name, _) in tables::all_schemas() {
+        res.tables.insert(name, Vec::new());
+    }
+    for (report, app) in logs {
+        res.bytes += report.bytes;
+        if let Some(app) = app {
+            for (name, batch) in app.batches {
+                if batch.num_rows() > 0 {
+                    res.tables.entry(name).or_default().push(batch);
+                }
+            }
+        }
+        res.logs.push(report);
+    }
+    let errors = res.error_batch();
+    res.tables.insert(tables::IngestErrors::NAME, vec![errors]);
+    res
+}
+
+/// The tables of one log read by [`read_logs`] (for callers that process logs one at a time).
+pub fn ingested_one(log: &LogSource, out: LogOutcome) -> Ingested {
+    let t0 = Instant::now();
+    let mut res = assemble(std::iter::once(split(log, out)));
+    res.elapsed = t0.elapsed();
+    res
+}
+
 /// Find and read every log named by `inputs` into in-memory tables.
 pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
     let t0 = Instant::now();
@@ -195,40 +237,16 @@ pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
         .map(|(i, l)| (l.display.as_str(), i))
         .collect();
     read_logs(&logs, opts, &rt, |log, out| {
-        let report = LogReport {
-            source: log.display.clone(),
-            app_id: out.app.as_ref().map(|a| a.app_id.clone()),
-            errors: out.errors,
-            bytes: out.bytes,
-            lines: out.lines,
-        };
+        let (report, app) = split(log, out);
         let i = index[log.display.as_str()];
         if let Ok(mut c) = collected.lock() {
-            c.push((i, report, out.app));
+            c.push((i, report, app));
         }
     });
     let mut collected = collected.into_inner().unwrap_or_default();
     collected.sort_by_key(|(i, _, _)| *i);
-    let mut res = Ingested {
-        source_errors,
-        ..Default::default()
-    };
-    for (name, _) in tables::all_schemas() {
-        res.tables.insert(name, Vec::new());
-    }
-    for (_, report, app) in collected {
-        res.bytes += report.bytes;
-        if let Some(app) = app {
-            for (name, batch) in app.batches {
-                if batch.num_rows() > 0 {
-                    res.tables.entry(name).or_default().push(batch);
-                }
-            }
-        }
-        res.logs.push(report);
-    }
-    let errors = res.error_batch();
-    res.tables.insert(tables::IngestErrors::NAME, vec![errors]);
+    let mut res = assemble(collected.into_iter().map(|(_, r, a)| (r, a)));
+    res.source_errors = source_errors;
     drop(rt);
     res.elapsed = t0.elapsed();
     res

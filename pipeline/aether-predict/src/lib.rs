@@ -1,2 +1,6 @@
-//! Predict phase: QualX boosters evaluated with the XGBoost library.
+//! Predict phase: QualX features and XGBoost speedups, speedup categories, and the
+//! qualification of many event logs at once.
 pub mod model;
+pub mod qualify;
+pub mod qualx;
+pub mod report;

@@ -57,6 +57,38 @@ impl Model {
     }
 }
 
+/// The QualX boosters shipped with aether (`models/qualx/`), by platform.
+const BUILTIN: &[(&str, &[u8])] = &[
+    ("emr", include_bytes!("../../../models/qualx/emr.json")),
+    (
+        "onprem",
+        include_bytes!("../../../models/qualx/onprem.json"),
+    ),
+];
+
+impl Model {
+    /// The platforms with a built-in model.
+    pub fn builtin_platforms() -> Vec<&'static str> {
+        BUILTIN.iter().map(|(p, _)| *p).collect()
+    }
+
+    /// The built-in QualX model of `platform`.
+    pub fn builtin(platform: &str) -> Result<Model> {
+        let Some((_, bytes)) = BUILTIN.iter().find(|(p, _)| *p == platform) else {
+            bail!(
+                "unknown platform {platform:?}; known: {}",
+                Self::builtin_platforms().join(", ")
+            );
+        };
+        let booster = Booster::load_buffer(bytes)
+            .map_err(|e| anyhow::anyhow!("built-in model {platform}: {e}"))?;
+        let features = booster
+            .get_feature_names()
+            .map_err(|e| anyhow::anyhow!("built-in model {platform}: {e}"))?;
+        Ok(Model { booster, features })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,433 @@
+//! Qualification of one event log: status (is it a CPU Spark app we can judge?), the QualX
+//! prediction, the unsupported-operator share and the speedup category.
+
+use std::collections::BTreeMap;
+
+use aether_engine::{AnalysisSettings, SessionContext};
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::Model;
+use crate::qualx::{self, AppSpeedup, SqlPrediction};
+
+/// The outcome of qualifying one log, as the reference tool's `status.csv` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    /// Qualified.
+    Success,
+    /// Not a log aether could read at all.
+    Failure,
+    /// A log the qualification does not apply to (GPU run, streaming, Photon, older attempt).
+    Skipped,
+    /// A log without the application's start.
+    Unknown,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "SUCCESS",
+            Status::Failure => "FAILURE",
+            Status::Skipped => "SKIPPED",
+            Status::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// Everything the qualification found for one app (one log).
+#[derive(Clone, Debug)]
+pub struct AppQualification {
+    /// The job history's id for this app (set once the result is recorded).
+    pub job_id: Option<i64>,
+    pub event_log: String,
+    pub status: Status,
+    /// Why the log was skipped or failed; warnings for a qualified log.
+    pub status_reason: String,
+    pub app_id: String,
+    pub attempt_id: Option<String>,
+    pub app_name: String,
+    pub start_ms: Option<i64>,
+    /// ApplicationEnd − ApplicationStart (or the last SQL/job end when the log is cut short).
+    pub app_duration_ms: i64,
+    pub sql_stage_durations_sum_ms: i64,
+    pub unsupported_stage_duration_ms: i64,
+    pub unsupported_stage_duration_pct: f64,
+    pub speedup: AppSpeedup,
+    pub category: String,
+    pub not_recommended_reason: String,
+    pub skip_by_heuristics: bool,
+    pub sqls: Vec<SqlPrediction>,
+    /// The features that moved the prediction most (SHAP, log-speedup units).
+    pub reasons: Vec<(String, f64)>,
+    /// Spark properties of the app (for the cluster shape and the tuned configs).
+    pub spark_properties: BTreeMap<String, String>,
+}
+
+async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<serde_json::Map<String, Value>>> {
+    Ok(aether_engine::analyze::json_rows(ctx, sql).await?)
+}
+
+fn s(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn i(v: Option<&Value>) -> Option<i64> {
+    v.and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
+}
+
+fn f(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64)
+}
+
+fn lock(m: &std::sync::Mutex<Model>) -> Result<std::sync::MutexGuard<'_, Model>> {
+    m.lock()
+        .map_err(|_| anyhow::anyhow!("the model lock is poisoned"))
+}
+
+/// A log that could not be qualified.
+pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQualification {
+    AppQualification {
+        job_id: None,
+        event_log: event_log.to_string(),
+        status,
+        status_reason: reason,
+        app_id: String::new(),
+        attempt_id: None,
+        app_name: String::new(),
+        start_ms: None,
+        app_duration_ms: 0,
+        sql_stage_durations_sum_ms: 0,
+        unsupported_stage_duration_ms: 0,
+        unsupported_stage_duration_pct: 0.0,
+        speedup: qualx::app_speedup(&[], 0),
+        category: String::new(),
+        not_recommended_reason: String::new(),
+        skip_by_heuristics: false,
+        sqls: Vec::new(),
+        reasons: Vec::new(),
+        spark_properties: BTreeMap::new(),
+    }
+}
+
+/// Qualify the single app registered in `ctx` (tables of one log, views registered with
+/// `settings`).
+pub async fn qualify_app(
+    ctx: &SessionContext,
+    event_log: &str,
+    model: &std::sync::Mutex<Model>,
+    platform: &str,
+    settings: &AnalysisSettings,
+    explain: usize,
+) -> Result<AppQualification> {
+    let apps = rows(
+        ctx,
+        "SELECT app_id, attempt_id, app_name, start_ms FROM applications",
+    )
+    .await?;
+    let Some(app) = apps.first() else {
+        return Ok(not_qualified(
+            event_log,
+            Status::Unknown,
+            "no application in the log (no SparkListenerApplicationStart)".into(),
+        ));
+    };
+    let mut q = not_qualified(event_log, Status::Success, String::new());
+    q.app_id = s(app.get("app_id"));
+    q.attempt_id = app
+        .get("attempt_id")
+        .and_then(Value::as_str)
+        .map(String::from);
+    q.app_name = s(app.get("app_name"));
+    q.start_ms = i(app.get("start_ms"));
+    if q.start_ms.is_none() {
+        q.status = Status::Unknown;
+        q.status_reason =
+            "the log has no SparkListenerApplicationStart (application start unknown)".into();
+        return Ok(q);
+    }
+    for r in rows(
+        ctx,
+        "SELECT key, value FROM properties WHERE category = 'spark'",
+    )
+    .await?
+    {
+        q.spark_properties
+            .insert(s(r.get("key")), s(r.get("value")));
+    }
+    let prop = |k: &str| q.spark_properties.get(k).map(String::as_str);
+    let plugin = prop("spark.plugins").is_some_and(|p| p.contains("com.nvidia.spark.SQLPlugin"))
+        && !prop("spark.rapids.sql.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
+    let gpu_nodes = rows(
+        ctx,
+        "SELECT COUNT(*) AS n FROM sql_plan_nodes WHERE starts_with(node_name, 'Gpu')",
+    )
+    .await?;
+    if plugin || i(gpu_nodes[0].get("n")).unwrap_or(0) > 0 {
+        q.status = Status::Skipped;
+        q.status_reason = "a GPU run (the RAPIDS plugin ran it): nothing to qualify".into();
+        return Ok(q);
+    }
+    let streaming = rows(
+        ctx,
+        "SELECT COUNT(*) AS n FROM event_counts WHERE event LIKE '%StreamingQueryListener%'",
+    )
+    .await?;
+    if i(streaming[0].get("n")).unwrap_or(0) > 0 {
+        q.status = Status::Skipped;
+        q.status_reason = "a Spark Structured Streaming app: not qualified".into();
+        return Ok(q);
+    }
+    if prop("spark.databricks.clusterUsageTags.runtimeEngine")
+        .is_some_and(|v| v.eq_ignore_ascii_case("PHOTON"))
+        && !platform.starts_with("databricks")
+    {
+        q.status = Status::Skipped;
+        q.status_reason = format!("a Databricks Photon app: platform '{platform}' has no Photon");
+        return Ok(q);
+    }
+
+    let summary = rows(ctx, "SELECT * FROM unsupported_summary").await?;
+    if let Some(u) = summary.first() {
+        q.app_duration_ms = i(u.get("app_duration_ms")).unwrap_or(0);
+        q.sql_stage_durations_sum_ms = i(u.get("sql_stage_durations_sum_ms")).unwrap_or(0);
+        q.unsupported_stage_duration_ms = i(u.get("unsupported_stage_duration_ms")).unwrap_or(0);
+        q.unsupported_stage_duration_pct =
+            f(u.get("unsupported_stage_duration_pct")).unwrap_or(0.0);
+    }
+
+    let names = lock(model)?.feature_names().to_vec();
+    let features = qualx::feature_rows(ctx, &names, platform).await?;
+    {
+        // the booster is not shareable between threads: one prediction at a time
+        let model = lock(model)?;
+        q.sqls = qualx::predict_sqls(&model, features)?;
+        let refs: Vec<&SqlPrediction> = q.sqls.iter().collect();
+        q.speedup = qualx::app_speedup(&refs, q.app_duration_ms);
+        q.reasons = qualx::top_reasons(&model, &refs, explain);
+    }
+
+    let spill = rows(
+        ctx,
+        &format!(
+            "WITH spills AS (
+                 SELECT stage_id, SUM(memory_bytes_spilled) AS spilled FROM tasks GROUP BY stage_id
+             ),
+             allowed AS (
+                 SELECT DISTINCT UNNEST(stage_ids) AS stage_id FROM operators
+                 WHERE node_name LIKE '%Aggregate%' OR node_name LIKE '%Join%'
+                    OR node_name LIKE '%Sort%'
+             )
+             SELECT COUNT(*) AS n FROM spills
+             WHERE spilled > {} AND stage_id NOT IN (SELECT stage_id FROM allowed)",
+            settings.spill_heuristic_min_bytes
+        ),
+    )
+    .await?;
+    if i(spill[0].get("n")).unwrap_or(0) > 0 {
+        q.skip_by_heuristics = true;
+        q.not_recommended_reason = format!(
+            "Skipping due to total data spill in stages exceeding {}",
+            human_bytes(settings.spill_heuristic_min_bytes)
+        );
+    }
+    let (category, reason) = categorize(
+        q.speedup.speedup,
+        q.unsupported_stage_duration_pct,
+        q.skip_by_heuristics,
+        &q.not_recommended_reason,
+        settings,
+    );
+    q.category = category;
+    q.not_recommended_reason = reason;
+    Ok(q)
+}
+
+/// The speedup category and the not-recommended reason, with the reference tool's rules: the
+/// category from the speedup's range, then `Not Recommended` when the speedup or the unsupported
+/// share is out of bounds or a heuristic skipped the app.
+pub fn categorize(
+    speedup: f64,
+    unsupported_pct: f64,
+    skipped_by_heuristics: bool,
+    heuristic_reason: &str,
+    s: &AnalysisSettings,
+) -> (String, String) {
+    let mut category = if speedup < s.category_small_min {
+        "Not Applicable"
+    } else if speedup < s.category_medium_min {
+        "Small"
+    } else if speedup < s.category_large_min {
+        "Medium"
+    } else {
+        "Large"
+    };
+    let mut reasons: Vec<String> = Vec::new();
+    if !heuristic_reason.is_empty() {
+        reasons.push(heuristic_reason.to_string());
+    }
+    if !(s.gpu_speedup_min..=s.gpu_speedup_max).contains(&speedup) {
+        reasons.push("GPU SpeedUp < Qualifying Threshold (More is qualified)".into());
+        category = "Not Recommended";
+    }
+    if !(0.0..=s.unsupported_pct_max).contains(&unsupported_pct) {
+        reasons.push(
+            "Unsupported Operators Stage Duration Percent > Qualifying Threshold (Less is qualified)"
+                .into(),
+        );
+        category = "Not Recommended";
+    }
+    if skipped_by_heuristics {
+        category = "Not Recommended";
+    }
+    let reason = if reasons.is_empty() {
+        "N/A".to_string()
+    } else {
+        reasons.join(", ")
+    };
+    (category.to_string(), reason)
+}
+
+fn human_bytes(b: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.2} {}", units[u])
+}
+
+/// How to qualify many logs.
+pub struct QualifyOptions {
+    pub platform: String,
+    pub model: std::sync::Mutex<Model>,
+    pub settings: AnalysisSettings,
+    /// How many top reasons (SHAP) to keep per app.
+    pub explain: usize,
+    pub ingest: aether_ingest::IngestOptions,
+}
+
+/// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
+/// time. Each log is read, judged and dropped before the next, so memory stays bounded by the
+/// logs in flight. `progress(done, total, log)` is called after each log. Results come back in
+/// input order; of several attempts of one app only the newest is qualified.
+pub fn qualify_inputs(
+    inputs: &[String],
+    o: &QualifyOptions,
+    progress: impl Fn(usize, usize, &str) + Sync,
+) -> Vec<AppQualification> {
+    let rt = aether_ingest::io_runtime();
+    let (logs, source_errors) = aether_ingest::discover(inputs, &o.ingest, &rt);
+    let index: std::collections::HashMap<&str, usize> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.display.as_str(), i))
+        .collect();
+    let results: std::sync::Mutex<Vec<(usize, AppQualification)>> = Default::default();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    aether_ingest::read_logs(&logs, &o.ingest, &rt, |log, out| {
+        let q = qualify_one(log, out, o);
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress(n, logs.len(), &log.display);
+        if let Ok(mut r) = results.lock() {
+            r.push((index[log.display.as_str()], q));
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(i, _)| *i);
+    let mut out: Vec<AppQualification> = results.into_iter().map(|(_, q)| q).collect();
+    for e in source_errors {
+        out.push(not_qualified(&e.path, Status::Failure, e.error));
+    }
+    skip_older_attempts(&mut out);
+    out
+}
+
+/// Of several qualified logs of one app id with different attempt ids, keep the newest attempt.
+fn skip_older_attempts(out: &mut [AppQualification]) {
+    let attempt = |q: &AppQualification| {
+        q.attempt_id
+            .as_deref()
+            .and_then(|a| a.trim().parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    let mut newest: BTreeMap<String, i64> = BTreeMap::new();
+    for q in out.iter().filter(|q| q.status == Status::Success) {
+        let a = attempt(q);
+        let e = newest.entry(q.app_id.clone()).or_insert(a);
+        *e = (*e).max(a);
+    }
+    for q in out.iter_mut().filter(|q| q.status == Status::Success) {
+        let a = attempt(q);
+        if a < newest[&q.app_id] {
+            q.status = Status::Skipped;
+            q.status_reason = format!(
+                "app {}: attempt {a} skipped, a newer attempt is qualified",
+                q.app_id
+            );
+        }
+    }
+}
+
+fn qualify_one(
+    log: &aether_ingest::LogSource,
+    out: aether_ingest::LogOutcome,
+    o: &QualifyOptions,
+) -> AppQualification {
+    let name = log.display.clone();
+    let first_error = out.errors.first().map(|e| e.error.clone());
+    let bad_lines = out.errors.len();
+    if out.app.is_none() {
+        return not_qualified(
+            &name,
+            Status::Failure,
+            first_error.unwrap_or_else(|| "no Spark events in the file".into()),
+        );
+    }
+    let ing = aether_ingest::ingested_one(log, out);
+    let rt = match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(rt) => rt,
+        Err(e) => return not_qualified(&name, Status::Failure, e.to_string()),
+    };
+    let t0 = std::time::Instant::now();
+    let res = rt.block_on(async {
+        let ctx = aether_engine::session();
+        aether_engine::register_ingested(&ctx, &ing)?;
+        // one small log per session: compute the shared views once
+        aether_engine::views::register_views_materialized(
+            &ctx,
+            &o.settings,
+            &[
+                "operators",
+                "stage_jobs",
+                "stage_wall",
+                "app_duration",
+                "unsupported_summary",
+                "qualx_features",
+            ],
+        )
+        .await?;
+        qualify_app(&ctx, &name, &o.model, &o.platform, &o.settings, o.explain).await
+    });
+    tracing::debug!(log = %name, elapsed_ms = t0.elapsed().as_millis() as u64, "qualified");
+    match res {
+        Ok(mut q) => {
+            if bad_lines > 0 && q.status == Status::Success {
+                q.status_reason = format!(
+                    "{bad_lines} unreadable line(s) skipped, first: {}",
+                    first_error.unwrap_or_default()
+                );
+            }
+            q
+        }
+        Err(e) => not_qualified(&name, Status::Failure, format!("{e:#}")),
+    }
+}

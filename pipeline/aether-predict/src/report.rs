@@ -1,0 +1,280 @@
+//! What `aether qualify` prints and writes: the per-app summary (as an Arrow batch, so the
+//! engine's table / CSV / JSON renderers print it), and the files of `--output DIR`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+use crate::qualify::{AppQualification, Status};
+
+/// One column of a summary: its name and values.
+enum Col {
+    S(&'static str, Vec<Option<String>>),
+    I(&'static str, Vec<Option<i64>>),
+    F(&'static str, Vec<Option<f64>>),
+}
+
+fn batch(cols: Vec<Col>) -> Result<RecordBatch> {
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for c in cols {
+        match c {
+            Col::S(n, v) => {
+                fields.push(Field::new(n, DataType::Utf8, true));
+                arrays.push(Arc::new(StringArray::from(v)));
+            }
+            Col::I(n, v) => {
+                fields.push(Field::new(n, DataType::Int64, true));
+                arrays.push(Arc::new(Int64Array::from(v)));
+            }
+            Col::F(n, v) => {
+                fields.push(Field::new(n, DataType::Float64, true));
+                arrays.push(Arc::new(Float64Array::from(v)));
+            }
+        }
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// The qualified apps, one row each (the console view: the figures a decision needs).
+pub fn summary(results: &[AppQualification]) -> Result<RecordBatch> {
+    let ok: Vec<&AppQualification> = results
+        .iter()
+        .filter(|q| q.status == Status::Success)
+        .collect();
+    let s = |f: &dyn Fn(&AppQualification) -> String| -> Vec<Option<String>> {
+        ok.iter().map(|q| Some(f(q))).collect()
+    };
+    batch(vec![
+        Col::I("Aether Job ID", ok.iter().map(|q| q.job_id).collect()),
+        Col::S("App ID", s(&|q| q.app_id.clone())),
+        Col::S("App Name", s(&|q| q.app_name.clone())),
+        Col::F(
+            "Estimated GPU Speedup",
+            ok.iter().map(|q| Some(round2(q.speedup.speedup))).collect(),
+        ),
+        Col::S("Category", s(&|q| q.category.clone())),
+        Col::I(
+            "Estimated GPU Duration",
+            ok.iter()
+                .map(|q| Some(q.speedup.app_duration_pred_ms))
+                .collect(),
+        ),
+        Col::I(
+            "App Duration",
+            ok.iter().map(|q| Some(q.app_duration_ms)).collect(),
+        ),
+        Col::F(
+            "Unsupported Operators Stage Duration Percent",
+            ok.iter()
+                .map(|q| Some(round2(q.unsupported_stage_duration_pct)))
+                .collect(),
+        ),
+        Col::S(
+            "Not Recommended Reason",
+            s(&|q| q.not_recommended_reason.clone()),
+        ),
+    ])
+}
+
+/// One row per log: its status and why (SKIPPED / FAILURE / UNKNOWN explained).
+pub fn status(results: &[AppQualification]) -> Result<RecordBatch> {
+    let s = |f: &dyn Fn(&AppQualification) -> String| -> Vec<Option<String>> {
+        results.iter().map(|q| Some(f(q))).collect()
+    };
+    batch(vec![
+        Col::S("Event Log", s(&|q| q.event_log.clone())),
+        Col::S("Status", s(&|q| q.status.as_str().to_string())),
+        Col::S("App ID", s(&|q| q.app_id.clone())),
+        Col::S(
+            "Attempt ID",
+            s(&|q| q.attempt_id.clone().unwrap_or_default()),
+        ),
+        Col::S("App Name", s(&|q| q.app_name.clone())),
+        Col::S("Description", s(&|q| q.status_reason.clone())),
+    ])
+}
+
+/// `qualification_summary.csv`: the reference tool's columns (its names), then aether's.
+pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch> {
+    let ok: Vec<&AppQualification> = results
+        .iter()
+        .filter(|q| q.status == Status::Success)
+        .collect();
+    let s = |f: &dyn Fn(&AppQualification) -> String| -> Vec<Option<String>> {
+        ok.iter().map(|q| Some(f(q))).collect()
+    };
+    let i = |f: &dyn Fn(&AppQualification) -> i64| -> Vec<Option<i64>> {
+        ok.iter().map(|q| Some(f(q))).collect()
+    };
+    batch(vec![
+        Col::S("App Name", s(&|q| q.app_name.clone())),
+        Col::S("App ID", s(&|q| q.app_id.clone())),
+        Col::F(
+            "Estimated GPU Speedup",
+            ok.iter().map(|q| Some(round2(q.speedup.speedup))).collect(),
+        ),
+        Col::I(
+            "Estimated GPU Duration",
+            i(&|q| q.speedup.app_duration_pred_ms),
+        ),
+        Col::I("App Duration", i(&|q| q.app_duration_ms)),
+        Col::I(
+            "SQL Stage Durations Sum",
+            i(&|q| q.sql_stage_durations_sum_ms),
+        ),
+        Col::I(
+            "Unsupported Operators Stage Duration",
+            i(&|q| q.unsupported_stage_duration_ms),
+        ),
+        Col::F(
+            "Unsupported Operators Stage Duration Percent",
+            ok.iter()
+                .map(|q| Some(round2(q.unsupported_stage_duration_pct)))
+                .collect(),
+        ),
+        Col::S(
+            "Skip by Heuristics",
+            s(&|q| {
+                if q.skip_by_heuristics {
+                    "True"
+                } else {
+                    "False"
+                }
+                .into()
+            }),
+        ),
+        Col::S(
+            "Not Recommended Reason",
+            s(&|q| q.not_recommended_reason.clone()),
+        ),
+        Col::S("Spark Runtime", s(&|_| "SPARK".into())),
+        Col::S("Estimated GPU Speedup Category", s(&|q| q.category.clone())),
+        // aether's columns
+        Col::I("Aether Job ID", ok.iter().map(|q| q.job_id).collect()),
+        Col::S(
+            "Attempt ID",
+            s(&|q| q.attempt_id.clone().unwrap_or_default()),
+        ),
+        Col::S("Event Log", s(&|q| q.event_log.clone())),
+        Col::F(
+            "Unrounded GPU Speedup",
+            ok.iter().map(|q| Some(q.speedup.speedup)).collect(),
+        ),
+        Col::S(
+            "Was Predicted",
+            s(&|q| {
+                if q.speedup.was_predicted {
+                    "True"
+                } else {
+                    "False"
+                }
+                .into()
+            }),
+        ),
+        Col::S(
+            "Top Reasons",
+            s(&|q| {
+                q.reasons
+                    .iter()
+                    .map(|(f, v)| format!("{f} {v:+.3}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
+        ),
+    ])
+}
+
+/// `per_sql.csv`: QualX's per-SQL predictions.
+pub fn per_sql(results: &[AppQualification]) -> Result<RecordBatch> {
+    let rows: Vec<_> = results.iter().flat_map(|q| q.sqls.iter()).collect();
+    let s = |f: &dyn Fn(&crate::qualx::SqlPrediction) -> String| -> Vec<Option<String>> {
+        rows.iter().map(|p| Some(f(p))).collect()
+    };
+    let fl = |f: &dyn Fn(&crate::qualx::SqlPrediction) -> f64| -> Vec<Option<f64>> {
+        rows.iter()
+            .map(|p| Some(f(p)).filter(|v| !v.is_nan()))
+            .collect()
+    };
+    batch(vec![
+        Col::S("appName", s(&|p| p.row.app_name.clone())),
+        Col::S("appId", s(&|p| p.row.app_id.clone())),
+        Col::I(
+            "appDuration",
+            rows.iter().map(|p| Some(p.row.app_duration_ms)).collect(),
+        ),
+        Col::I("sqlID", rows.iter().map(|p| Some(p.row.sql_id)).collect()),
+        Col::F("Duration", fl(&|p| p.row.duration_ms.unwrap_or(f64::NAN))),
+        Col::S("description", s(&|p| p.row.description.clone())),
+        Col::F("y_pred", fl(&|p| p.y_pred)),
+        Col::F("Duration_pred", fl(&|p| p.duration_pred)),
+        Col::F("Duration_supported", fl(&|p| p.duration_supported)),
+        Col::F("speedup_pred", fl(&|p| p.speedup_pred)),
+        Col::F("fraction_supported", fl(&|p| p.row.fraction_supported)),
+    ])
+}
+
+/// `features.csv`: `appId`, `sqlID`, then the model's features by name.
+pub fn features(results: &[AppQualification], names: &[String]) -> Result<RecordBatch> {
+    let rows: Vec<_> = results.iter().flat_map(|q| q.sqls.iter()).collect();
+    let mut fields = vec![
+        Field::new("appId", DataType::Utf8, true),
+        Field::new("sqlID", DataType::Int64, true),
+    ];
+    let mut arrays: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(
+            rows.iter()
+                .map(|p| Some(p.row.app_id.clone()))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(Int64Array::from(
+            rows.iter().map(|p| Some(p.row.sql_id)).collect::<Vec<_>>(),
+        )),
+    ];
+    for (k, n) in names.iter().enumerate() {
+        fields.push(Field::new(n, DataType::Float64, true));
+        arrays.push(Arc::new(Float64Array::from(
+            rows.iter()
+                .map(|p| p.row.values.get(k).copied().filter(|v| !v.is_nan()))
+                .collect::<Vec<_>>(),
+        )));
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+}
+
+fn write_csv(path: &Path, b: &RecordBatch) -> Result<()> {
+    let text = aether_engine::render(
+        &b.schema(),
+        std::slice::from_ref(b),
+        aether_engine::OutputFormat::Csv,
+    )?;
+    write_atomic(path, text.as_bytes())
+}
+
+/// Write through a temporary file and rename, so a reader never sees half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// The files of `--output DIR`.
+pub fn write_outputs(dir: &Path, results: &[AppQualification], names: &[String]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    write_csv(
+        &dir.join("qualification_summary.csv"),
+        &qualification_summary(results)?,
+    )?;
+    write_csv(&dir.join("status.csv"), &status(results)?)?;
+    write_csv(&dir.join("per_sql.csv"), &per_sql(results)?)?;
+    write_csv(&dir.join("features.csv"), &features(results, names)?)?;
+    Ok(())
+}

@@ -29,6 +29,8 @@ enum Command {
     /// Predict which apps get faster and cheaper on GPUs (RAPIDS): QualX speedup per app and
     /// SQL, category, status per log; --output DIR writes the reports.
     Qualify(QualifyArgs),
+    /// The job history: `report list` shows every job with its latest qualification.
+    Report(ReportArgs),
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
     /// --config FILE).
     Config(ConfigArgs),
@@ -174,6 +176,50 @@ struct AnalyzeArgs {
 }
 
 #[derive(Args)]
+struct ReportArgs {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long, global = true)]
+    config: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    action: ReportAction,
+}
+
+#[derive(Subcommand)]
+enum ReportAction {
+    /// Every job in the job history (core.history_db), one row each, with its latest
+    /// qualification.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
+    let cfg = match aether_core::ConfigFile::load(&aether_core::ConfigFile::default_path(
+        a.config.as_deref(),
+    )) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let ReportAction::List { format } = a.action;
+    let jobs = match aether_core::History::open(&cfg.history_db()).and_then(|h| h.list()) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let batch = aether_predict::report::jobs(&jobs)?;
+    let text = aether_engine::render(&batch.schema(), std::slice::from_ref(&batch), format.into())?;
+    println!("{}", text.trim_end());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
 struct QualifyArgs {
     /// CPU event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
     #[arg(long = "event_log", alias = "event-log", num_args = 1.., required = true, action = clap::ArgAction::Append)]
@@ -281,19 +327,38 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         ingest: a.common.ingest_options(),
     };
     let tty = std::io::stderr().is_terminal();
-    let results =
-        aether_predict::qualify::qualify_inputs(&a.event_log, &opts, |done, total, log| {
-            if tty {
-                let width = 30;
-                let filled = done * width / total.max(1);
-                eprint!(
-                    "\r[{}{}] {done}/{total} {}\x1b[K",
-                    "#".repeat(filled),
-                    ".".repeat(width - filled),
-                    log.rsplit('/').next().unwrap_or(log)
-                );
+    let history_path = cfg.history_db();
+    let history = match aether_core::History::open(&history_path) {
+        Ok(h) => std::sync::Mutex::new(h),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let model_name = a
+        .model
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| format!("builtin:{}", opts.platform));
+    let results = aether_predict::qualify::qualify_inputs(&a.event_log, &opts, |q, done, total| {
+        // each app is recorded as soon as it is judged: a run killed midway keeps what it did
+        if q.status == Status::Success {
+            match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
+                Ok(id) => q.job_id = Some(id),
+                Err(e) => eprintln!("warning: {}: not recorded: {e}", q.event_log),
             }
-        });
+        }
+        if tty {
+            let width = 30;
+            let filled = done * width / total.max(1);
+            let log = q.event_log.rsplit('/').next().unwrap_or(&q.event_log);
+            eprint!(
+                "\r[{}{}] {done}/{total} {log}\x1b[K",
+                "#".repeat(filled),
+                ".".repeat(width - filled),
+            );
+        }
+    });
     if tty {
         eprintln!();
     }
@@ -636,6 +701,7 @@ fn main() -> ExitCode {
         Command::Ingest(a) => cmd_ingest(a),
         Command::Analyze(a) => cmd_analyze(a),
         Command::Qualify(a) => cmd_qualify(a),
+        Command::Report(a) => cmd_report(a),
         Command::Config(a) => cmd_config(a),
     };
     match res {

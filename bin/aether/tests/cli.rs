@@ -767,3 +767,105 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown platform"), "{}", stderr(&o));
 }
+
+fn report_jobs(home: &Path) -> Vec<(String, String, String)> {
+    let o = aether_home(home, &["report", "list", "--format", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (id, log, n) = (col("Job ID"), col("Event Log"), col("Qualifications"));
+    r.records()
+        .map(|x| {
+            let x = x.unwrap();
+            (x[id].to_string(), x[log].to_string(), x[n].to_string())
+        })
+        .collect()
+}
+
+/// Two `aether qualify` processes writing the job history at once: every app is recorded once
+/// as a job, each with both qualifications, and the same log keeps its job id.
+#[test]
+fn job_history_with_two_writers_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_aether"))
+            .args(["qualify", "--event_log", &sample(), "--threads", "1"])
+            .env("AETHER_HOME", home.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let jobs = report_jobs(home.path());
+    assert_eq!(jobs.len(), 6, "{jobs:?}");
+    assert!(jobs.iter().all(|(_, _, n)| n == "2"), "{jobs:?}");
+    // once more: the same job ids
+    let o = aether_home(home.path(), &["qualify", "--event_log", &sample()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = report_jobs(home.path());
+    let ids = |j: &[(String, String, String)]| {
+        j.iter()
+            .map(|(i, l, _)| (i.clone(), l.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&again), ids(&jobs));
+    assert!(again.iter().all(|(_, _, n)| n == "3"));
+}
+
+/// A qualify run killed midway keeps every app it recorded (the database stays sound), and the
+/// next run gives those logs the same job ids.
+#[test]
+fn job_history_survives_a_killed_run() {
+    let home = tempfile::tempdir().unwrap();
+    let logs = repo().join("../shared/datasets/rapids-tools");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args([
+            "qualify",
+            "--event_log",
+            logs.to_str().unwrap(),
+            "--threads",
+            "1",
+        ])
+        .env("AETHER_HOME", home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let db = home.path().join("history.db");
+    let t0 = std::time::Instant::now();
+    // wait until a few apps are recorded, then kill it hard
+    loop {
+        if db.exists() && report_jobs(home.path()).len() >= 3 {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 120, "nothing recorded");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before it could be killed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = report_jobs(home.path());
+    assert!(before.len() >= 3);
+    let o = aether_home(
+        home.path(),
+        &["qualify", "--event_log", logs.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = report_jobs(home.path());
+    assert!(after.len() > before.len());
+    for (id, log, _) in &before {
+        assert!(
+            after.iter().any(|(i, l, _)| i == id && l == log),
+            "job {id} ({log}) changed"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! Predict phase: QualX features and XGBoost speedups, speedup categories, and the
 //! qualification of many event logs at once.
+pub mod history;
 pub mod model;
 pub mod qualify;
 pub mod qualx;

@@ -317,12 +317,13 @@ pub struct QualifyOptions {
 
 /// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
 /// time. Each log is read, judged and dropped before the next, so memory stays bounded by the
-/// logs in flight. `progress(done, total, log)` is called after each log. Results come back in
-/// input order; of several attempts of one app only the newest is qualified.
+/// logs in flight. `each(result, done, total)` is called (from worker threads) as soon as each
+/// log is judged, e.g. to record it. Results come back in input order; of several attempts of
+/// one app only the newest counts as qualified (the older ones become SKIPPED at the end).
 pub fn qualify_inputs(
     inputs: &[String],
     o: &QualifyOptions,
-    progress: impl Fn(usize, usize, &str) + Sync,
+    each: impl Fn(&mut AppQualification, usize, usize) + Sync,
 ) -> Vec<AppQualification> {
     let rt = aether_ingest::io_runtime();
     let (logs, source_errors) = aether_ingest::discover(inputs, &o.ingest, &rt);
@@ -334,9 +335,9 @@ pub fn qualify_inputs(
     let results: std::sync::Mutex<Vec<(usize, AppQualification)>> = Default::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     aether_ingest::read_logs(&logs, &o.ingest, &rt, |log, out| {
-        let q = qualify_one(log, out, o);
+        let mut q = qualify_one(log, out, o);
         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        progress(n, logs.len(), &log.display);
+        each(&mut q, n, logs.len());
         if let Ok(mut r) = results.lock() {
             r.push((index[log.display.as_str()], q));
         }

@@ -249,6 +249,61 @@ pub fn features(results: &[AppQualification], names: &[String]) -> Result<Record
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
 }
 
+/// The job history, one row per job (`aether report list`).
+pub fn jobs(jobs: &[aether_core::history::JobSummary]) -> Result<RecordBatch> {
+    batch(vec![
+        Col::I("Job ID", jobs.iter().map(|j| Some(j.job_id)).collect()),
+        Col::S(
+            "App ID",
+            jobs.iter().map(|j| Some(j.app_id.clone())).collect(),
+        ),
+        Col::S(
+            "App Name",
+            jobs.iter().map(|j| Some(j.app_name.clone())).collect(),
+        ),
+        Col::I(
+            "App Duration",
+            jobs.iter().map(|j| j.app_duration_ms).collect(),
+        ),
+        Col::F(
+            "Estimated GPU Speedup",
+            jobs.iter().map(|j| j.speedup.map(round2)).collect(),
+        ),
+        Col::S(
+            "Category",
+            jobs.iter().map(|j| j.category.clone()).collect(),
+        ),
+        Col::S(
+            "GPU Cluster",
+            jobs.iter().map(|j| j.gpu_cluster.clone()).collect(),
+        ),
+        Col::F(
+            "CPU Cost USD",
+            jobs.iter().map(|j| j.cpu_cost_usd.map(round2)).collect(),
+        ),
+        Col::F(
+            "GPU Cost USD",
+            jobs.iter().map(|j| j.gpu_cost_usd.map(round2)).collect(),
+        ),
+        Col::F(
+            "Savings USD",
+            jobs.iter().map(|j| j.savings_usd.map(round2)).collect(),
+        ),
+        Col::S(
+            "Platform",
+            jobs.iter().map(|j| j.platform.clone()).collect(),
+        ),
+        Col::I(
+            "Qualifications",
+            jobs.iter().map(|j| Some(j.qualifications)).collect(),
+        ),
+        Col::S(
+            "Event Log",
+            jobs.iter().map(|j| Some(j.event_log.clone())).collect(),
+        ),
+    ])
+}
+
 fn write_csv(path: &Path, b: &RecordBatch) -> Result<()> {
     let text = aether_engine::render(
         &b.schema(),

@@ -1,0 +1,53 @@
+//! Recording qualifications in the job history (`aether_core::History`).
+
+use std::sync::Mutex;
+
+use aether_core::History;
+use anyhow::Result;
+
+use crate::qualify::AppQualification;
+
+/// Record one qualified app; returns its job id.
+pub fn record(
+    history: &Mutex<History>,
+    q: &AppQualification,
+    platform: &str,
+    model: &str,
+) -> Result<i64> {
+    let run = aether_core::history::CpuRun {
+        start_ms: q.start_ms,
+        app_duration_ms: q.app_duration_ms,
+        sql_stage_durations_sum_ms: q.sql_stage_durations_sum_ms,
+        unsupported_stage_duration_ms: q.unsupported_stage_duration_ms,
+        metrics: serde_json::json!({
+            "sql_duration_ms": q.speedup.sql_duration_ms,
+            "sqls_predicted": q.sqls.len(),
+        }),
+    };
+    let rec = aether_core::history::Qualification {
+        platform: platform.to_string(),
+        model: model.to_string(),
+        speedup: q.speedup.speedup,
+        app_duration_pred_ms: q.speedup.app_duration_pred_ms,
+        category: q.category.clone(),
+        not_recommended_reason: q.not_recommended_reason.clone(),
+        unsupported_pct: q.unsupported_stage_duration_pct,
+        reasons: serde_json::json!(q.reasons),
+        ..Default::default()
+    };
+    // a local log is known by its absolute path, however it was named on the command line
+    let log = std::fs::canonicalize(&q.event_log)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| q.event_log.clone());
+    let mut h = history
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the history lock is poisoned"))?;
+    Ok(h.record(
+        &q.app_id,
+        q.attempt_id.as_deref().unwrap_or(""),
+        &log,
+        &q.app_name,
+        &run,
+        &rec,
+    )?)
+}

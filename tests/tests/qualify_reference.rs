@@ -1,7 +1,9 @@
 //! `aether qualify` against the reference tool (spark-rapids-tools 26.08.4 with QualX,
 //! `../shared/anchor/golden/dev/`) on the same logs: the status of every log (`status.csv`), and
 //! per qualified app the QualX speedup (`per_app.csv`, < 0.1 %), the estimated GPU duration, the
-//! speedup category and the not-recommended reason (`qualification_summary.csv`).
+//! speedup category and the not-recommended reason (`qualification_summary.csv`), and the
+//! bootstrap Spark configs for the reference GPU shape (`tuning/<app>-bootstrap.conf`: every
+//! property, every value).
 //!
 //! Deliberate differences, each checked to be the only one:
 //! * a log with an unreadable line (`malformed_json_eventlog`) is qualified from its readable
@@ -42,6 +44,9 @@ fn qualify_equals_the_reference_tool() {
         settings: Default::default(),
         explain: 3,
         ingest: Default::default(),
+        catalog: None,
+        region: "us-east-1".into(),
+        gpu_families: vec!["g6".into()],
     };
     // the inputs the reference run was given
     let inputs: Vec<String> = std::fs::read_to_string(golden.join("INPUTS.txt"))
@@ -101,6 +106,7 @@ fn qualify_equals_the_reference_tool() {
         *logs_of.entry(q.app_id.as_str()).or_default() += 1;
     }
     let (mut apps, mut mixed) = (0, 0);
+    let mut conf_props: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for q in results.iter().filter(|q| q.status == Status::Success) {
         if logs_of[q.app_id.as_str()] > 1 {
             mixed += 1;
@@ -143,6 +149,37 @@ fn qualify_equals_the_reference_tool() {
                 q.not_recommended_reason
             ));
         }
+        // the bootstrap Spark configs for the reference shape (g6.4xlarge)
+        let conf = golden.join(format!(
+            "qual_core_output/tuning/{}-bootstrap.conf",
+            q.app_id
+        ));
+        let want_conf: BTreeMap<String, String> = std::fs::read_to_string(&conf)
+            .unwrap_or_else(|e| panic!("{}: {e}", conf.display()))
+            .lines()
+            .filter_map(|l| l.strip_prefix("--conf "))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let got_conf: BTreeMap<String, String> = q
+            .tuning
+            .iter()
+            .map(|s| (s.key.clone(), s.value.clone()))
+            .collect();
+        for k in want_conf
+            .keys()
+            .chain(got_conf.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let (w, g) = (want_conf.get(k), got_conf.get(k));
+            let e = conf_props.entry(k.clone()).or_insert((0, 0));
+            e.1 += 1;
+            if w == g {
+                e.0 += 1;
+            } else {
+                bad.push(format!("{k} = {g:?}, reference {w:?}"));
+            }
+        }
         if bad.is_empty() {
             apps += 1;
         } else {
@@ -154,6 +191,9 @@ fn qualify_equals_the_reference_tool() {
          duration, category and reason; {mixed} results of app ids shared by several logs not \
          compared; deliberate differences: {deliberate:?}"
     );
+    for (k, (ok, n)) in &conf_props {
+        println!("  {k}: {ok}/{n}");
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(deliberate.len(), 1, "{deliberate:?}");
     assert!(

@@ -319,12 +319,28 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
+    let emr = &cfg.config.platform.emr;
+    let catalog = if platform == "emr" {
+        let file = emr.pricing_file.as_deref().map(std::path::Path::new);
+        match aether_predict::cluster::Catalog::load(file) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    } else {
+        None
+    };
     let opts = QualifyOptions {
         platform,
         model: std::sync::Mutex::new(model),
         settings,
         explain: a.explain.unwrap_or(5),
         ingest: a.common.ingest_options(),
+        catalog,
+        region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
+        gpu_families: emr.gpu_instance_types.clone(),
     };
     let tty = std::io::stderr().is_terminal();
     let history_path = cfg.history_db();

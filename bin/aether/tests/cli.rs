@@ -717,6 +717,24 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     assert_eq!(&header[..3], &["appId", "sqlID", "numTasks_sum"]);
     assert_eq!(header.len(), 2 + 118);
     assert!(out.join("per_sql.csv").exists() && out.join("status.csv").exists());
+    // per app: Spark configs (spark-defaults, each value with its reason) and the cluster shape
+    let conf = std::fs::read_to_string(out.join("local-1796009671201.conf")).unwrap();
+    assert!(
+        conf.contains("\nspark.plugins com.nvidia.spark.SQLPlugin\n"),
+        "{conf}"
+    );
+    assert!(
+        conf.lines().filter(|l| l.starts_with("# ")).count() > 10,
+        "{conf}"
+    );
+    let shape: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("local-1796009671201-cluster.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(shape["source"]["worker_instance"], "m5d.large");
+    assert_eq!(shape["reference"]["instance"], "g6.4xlarge");
+    assert!(shape["recommended"]["fits_memory"].as_bool().unwrap());
+    assert!(shape["gpu_cost_usd"].as_f64().unwrap() > 0.0);
 
     // not a booster
     let bad = home.path().join("bad.json");

@@ -33,7 +33,20 @@ pub fn record(
         not_recommended_reason: q.not_recommended_reason.clone(),
         unsupported_pct: q.unsupported_stage_duration_pct,
         reasons: serde_json::json!(q.reasons),
-        ..Default::default()
+        cpu_cluster: q
+            .cluster
+            .as_ref()
+            .map(|c| serde_json::json!(c.source))
+            .unwrap_or_default(),
+        gpu_cluster: q
+            .cluster
+            .as_ref()
+            .map(|c| serde_json::json!({"summary": c.summary, "shape": c.recommended}))
+            .unwrap_or_default(),
+        spark_conf: q.spark_conf.clone(),
+        cpu_cost_usd: q.cluster.as_ref().and_then(|c| c.cpu_cost_usd),
+        gpu_cost_usd: q.cluster.as_ref().and_then(|c| c.gpu_cost_usd),
+        savings_usd: q.cluster.as_ref().and_then(|c| c.savings_usd),
     };
     // a local log is known by its absolute path, however it was named on the command line
     let log = std::fs::canonicalize(&q.event_log)

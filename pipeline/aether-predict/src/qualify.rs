@@ -63,6 +63,14 @@ pub struct AppQualification {
     pub reasons: Vec<(String, f64)>,
     /// Spark properties of the app (for the cluster shape and the tuned configs).
     pub spark_properties: BTreeMap<String, String>,
+    /// What the log shows of the executors.
+    pub executors: crate::cluster::ExecutorFacts,
+    /// The CPU cluster, the recommended GPU cluster and their costs.
+    pub cluster: Option<crate::cluster::ClusterRecommendation>,
+    /// The bootstrap Spark configs for the recommended GPU cluster.
+    pub tuning: Vec<crate::autotuner::Setting>,
+    /// The same, as a spark-defaults file with the reasons as comments.
+    pub spark_conf: String,
 }
 
 async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<serde_json::Map<String, Value>>> {
@@ -112,6 +120,10 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
         sqls: Vec::new(),
         reasons: Vec::new(),
         spark_properties: BTreeMap::new(),
+        executors: Default::default(),
+        cluster: None,
+        tuning: Vec::new(),
+        spark_conf: String::new(),
     }
 }
 
@@ -120,11 +132,10 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
 pub async fn qualify_app(
     ctx: &SessionContext,
     event_log: &str,
-    model: &std::sync::Mutex<Model>,
-    platform: &str,
-    settings: &AnalysisSettings,
-    explain: usize,
+    o: &QualifyOptions,
 ) -> Result<AppQualification> {
+    let (model, platform, settings, explain) =
+        (&o.model, o.platform.as_str(), &o.settings, o.explain);
     let apps = rows(
         ctx,
         "SELECT app_id, attempt_id, app_name, start_ms FROM applications",
@@ -237,6 +248,26 @@ pub async fn qualify_app(
             human_bytes(settings.spill_heuristic_min_bytes)
         );
     }
+    let tuner = crate::autotuner::inputs(ctx, &q.spark_properties).await?;
+    q.executors = executor_facts(ctx, &q.spark_properties, &tuner).await?;
+    let target = match &o.catalog {
+        Some(cat) => {
+            let rec = crate::cluster::recommend(
+                cat,
+                &o.region,
+                &o.gpu_families,
+                &q.executors,
+                q.app_duration_ms,
+                q.speedup.app_duration_pred_ms,
+            );
+            let t = rec.recommended.clone();
+            q.cluster = Some(rec);
+            t
+        }
+        None => crate::cluster::reference_shape(&q.executors),
+    };
+    q.tuning = crate::autotuner::recommend(&tuner, &target.tuner_target());
+    q.spark_conf = crate::autotuner::render_conf(&q.app_id, &target.summary(), &q.tuning);
     let (category, reason) = categorize(
         q.speedup.speedup,
         q.unsupported_stage_duration_pct,
@@ -247,6 +278,47 @@ pub async fn qualify_app(
     q.category = category;
     q.not_recommended_reason = reason;
     Ok(q)
+}
+
+/// Executors, cores, hosts and heap from the log.
+async fn executor_facts(
+    ctx: &SessionContext,
+    props: &BTreeMap<String, String>,
+    tuner: &crate::autotuner::TunerInputs,
+) -> Result<crate::cluster::ExecutorFacts> {
+    let hosts = rows(
+        ctx,
+        "SELECT COUNT(DISTINCT host) AS n FROM executors
+         WHERE cores IS NOT NULL
+           AND (executor_id <> 'driver'
+                OR NOT EXISTS (SELECT 1 FROM executors WHERE executor_id <> 'driver' AND cores IS NOT NULL))",
+    )
+    .await?;
+    let rp = rows(
+        ctx,
+        "SELECT executor_memory_mib FROM resource_profiles WHERE resource_profile_id = 0",
+    )
+    .await?;
+    let heap = rp
+        .first()
+        .and_then(|r| i(r.get("executor_memory_mib")))
+        .or_else(|| {
+            props
+                .get("spark.executor.memory")
+                .and_then(|v| aether_udfs::parse_size::parse(v, "m"))
+                .map(|b| b >> 20)
+        })
+        .unwrap_or(1024);
+    let (cores, execs) = crate::autotuner::source_cores_and_executors(tuner).unwrap_or((1, 0));
+    Ok(crate::cluster::ExecutorFacts {
+        cores_per_executor: cores,
+        num_executors: execs,
+        hosts: hosts.first().and_then(|r| i(r.get("n"))).unwrap_or(1),
+        heap_mib: heap,
+        dynamic_allocation: props
+            .get("spark.dynamicAllocation.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
+    })
 }
 
 /// The speedup category and the not-recommended reason, with the reference tool's rules: the
@@ -313,6 +385,12 @@ pub struct QualifyOptions {
     /// How many top reasons (SHAP) to keep per app.
     pub explain: usize,
     pub ingest: aether_ingest::IngestOptions,
+    /// Instance specs and prices for the cluster shapes (EMR); `None`: no shapes.
+    pub catalog: Option<crate::cluster::Catalog>,
+    /// The AWS region the prices are for.
+    pub region: String,
+    /// GPU instance families (or types) the recommendation may use.
+    pub gpu_families: Vec<String>,
 }
 
 /// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
@@ -416,7 +494,7 @@ fn qualify_one(
             ],
         )
         .await?;
-        qualify_app(&ctx, &name, &o.model, &o.platform, &o.settings, o.explain).await
+        qualify_app(&ctx, &name, o).await
     });
     tracing::debug!(log = %name, elapsed_ms = t0.elapsed().as_millis() as u64, "qualified");
     match res {

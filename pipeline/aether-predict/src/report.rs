@@ -77,11 +77,41 @@ pub fn summary(results: &[AppQualification]) -> Result<RecordBatch> {
                 .map(|q| Some(round2(q.unsupported_stage_duration_pct)))
                 .collect(),
         ),
+        Col::S("Recommended GPU Cluster", s(&|q| gpu_cluster(q))),
+        Col::F(
+            "CPU Cost USD",
+            ok.iter().map(|q| cost(q, |c| c.cpu_cost_usd)).collect(),
+        ),
+        Col::F(
+            "GPU Cost USD",
+            ok.iter().map(|q| cost(q, |c| c.gpu_cost_usd)).collect(),
+        ),
+        Col::F(
+            "Savings USD",
+            ok.iter().map(|q| cost(q, |c| c.savings_usd)).collect(),
+        ),
         Col::S(
             "Not Recommended Reason",
             s(&|q| q.not_recommended_reason.clone()),
         ),
     ])
+}
+
+fn gpu_cluster(q: &AppQualification) -> String {
+    q.cluster
+        .as_ref()
+        .map(|c| c.summary.clone())
+        .unwrap_or_default()
+}
+
+fn cost(
+    q: &AppQualification,
+    f: impl Fn(&crate::cluster::ClusterRecommendation) -> Option<f64>,
+) -> Option<f64> {
+    q.cluster
+        .as_ref()
+        .and_then(f)
+        .map(|v| (v * 10000.0).round() / 10000.0)
 }
 
 /// One row per log: its status and why (SKIPPED / FAILURE / UNKNOWN explained).
@@ -159,6 +189,37 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
         Col::S("Estimated GPU Speedup Category", s(&|q| q.category.clone())),
         // aether's columns
         Col::I("Aether Job ID", ok.iter().map(|q| q.job_id).collect()),
+        Col::S("Recommended GPU Cluster", s(&|q| gpu_cluster(q))),
+        Col::S(
+            "CPU Cluster",
+            s(&|q| {
+                q.cluster
+                    .as_ref()
+                    .and_then(|c| {
+                        c.source
+                            .worker_instance
+                            .as_ref()
+                            .map(|w| format!("{} x {w}", c.source.num_worker_nodes))
+                    })
+                    .unwrap_or_default()
+            }),
+        ),
+        Col::F(
+            "Estimated CPU Cost USD",
+            ok.iter().map(|q| cost(q, |c| c.cpu_cost_usd)).collect(),
+        ),
+        Col::F(
+            "Estimated GPU Cost USD",
+            ok.iter().map(|q| cost(q, |c| c.gpu_cost_usd)).collect(),
+        ),
+        Col::F(
+            "Estimated Savings USD",
+            ok.iter().map(|q| cost(q, |c| c.savings_usd)).collect(),
+        ),
+        Col::F(
+            "Estimated Savings Percent",
+            ok.iter().map(|q| cost(q, |c| c.savings_pct)).collect(),
+        ),
         Col::S(
             "Attempt ID",
             s(&|q| q.attempt_id.clone().unwrap_or_default()),
@@ -331,5 +392,25 @@ pub fn write_outputs(dir: &Path, results: &[AppQualification], names: &[String])
     write_csv(&dir.join("status.csv"), &status(results)?)?;
     write_csv(&dir.join("per_sql.csv"), &per_sql(results)?)?;
     write_csv(&dir.join("features.csv"), &features(results, names)?)?;
+    // per app: its Spark configs and cluster shape
+    let mut used = std::collections::HashSet::new();
+    for q in results.iter().filter(|q| q.status == Status::Success) {
+        let mut base = match &q.attempt_id {
+            Some(a) => format!("{}_{a}", q.app_id),
+            None => q.app_id.clone(),
+        };
+        base = base.replace(['/', '\\'], "_");
+        let mut name = base.clone();
+        let mut n = 1;
+        while !used.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        write_atomic(&dir.join(format!("{name}.conf")), q.spark_conf.as_bytes())?;
+        if let Some(c) = &q.cluster {
+            let json = serde_json::to_string_pretty(c)?;
+            write_atomic(&dir.join(format!("{name}-cluster.json")), json.as_bytes())?;
+        }
+    }
     Ok(())
 }

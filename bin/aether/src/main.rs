@@ -29,6 +29,9 @@ enum Command {
     /// Predict which apps get faster and cheaper on GPUs (RAPIDS): QualX speedup per app and
     /// SQL, category, status per log; --output DIR writes the reports.
     Qualify(QualifyArgs),
+    /// Train or evaluate a QualX-style XGBoost model on pairs of CPU and GPU event logs of the
+    /// same workloads.
+    Model(ModelArgs),
     /// The job history: `report list` shows every job with its latest qualification.
     Report(ReportArgs),
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
@@ -173,6 +176,124 @@ struct AnalyzeArgs {
     /// Change a bottleneck threshold, e.g. --set skew_ratio_min=8 (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+}
+
+#[derive(Args)]
+struct ModelArgs {
+    #[command(subcommand)]
+    action: ModelAction,
+}
+
+#[derive(Subcommand)]
+enum ModelAction {
+    /// Train a booster: label ln(CPU SQL duration / GPU SQL duration) per SQL matched by id and
+    /// description, inputs the CPU run's QualX features (the platform model's feature names).
+    Train {
+        /// CSV with columns cpu_log,gpu_log (paths relative to the file).
+        #[arg(long)]
+        pairs: std::path::PathBuf,
+        /// Where to write the booster (JSON).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Boosting rounds.
+        #[arg(long, default_value_t = 50)]
+        rounds: u32,
+        /// Platform whose feature set (and one-hot) the model uses.
+        #[arg(long, default_value = "emr")]
+        platform: String,
+    },
+    /// Predicted vs actual SQL speedups on pairs, with the mean absolute percentage error.
+    Evaluate {
+        /// CSV with columns cpu_log,gpu_log (paths relative to the file).
+        #[arg(long)]
+        pairs: std::path::PathBuf,
+        /// A booster (default: the built-in model of the platform).
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
+        #[arg(long, default_value = "emr")]
+        platform: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
+    use aether_predict::{model::Model, train};
+    let fail = |e: anyhow::Error| {
+        eprintln!("error: {e:#}");
+        Ok(ExitCode::from(2))
+    };
+    match a.action {
+        ModelAction::Train {
+            pairs,
+            out,
+            rounds,
+            platform,
+        } => {
+            let names = match Model::builtin(&platform) {
+                Ok(m) => m.feature_names().to_vec(),
+                Err(e) => return fail(e),
+            };
+            let pairs = match train::read_pairs(&pairs) {
+                Ok(p) => p,
+                Err(e) => return fail(e),
+            };
+            let (rows, warnings) = train::training_rows(&pairs, &names, &platform)?;
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
+            if let Err(e) = train::train(&rows, &names, rounds, &out) {
+                return fail(e);
+            }
+            println!(
+                "trained on {} SQL executions from {} pairs ({} skipped), {rounds} rounds: {}",
+                rows.len(),
+                pairs.len(),
+                warnings.len(),
+                out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        ModelAction::Evaluate {
+            pairs,
+            model,
+            platform,
+            format,
+        } => {
+            let m = match &model {
+                Some(p) => Model::load(p),
+                None => Model::builtin(&platform),
+            };
+            let m = match m {
+                Ok(m) => m,
+                Err(e) => return fail(e),
+            };
+            let pairs = match train::read_pairs(&pairs) {
+                Ok(p) => p,
+                Err(e) => return fail(e),
+            };
+            let (rows, warnings) = train::training_rows(&pairs, m.feature_names(), &platform)?;
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
+            let ev = train::evaluate(&m, &rows)?;
+            let batch = aether_predict::report::evaluation(&ev)?;
+            let text = aether_engine::render(
+                &batch.schema(),
+                std::slice::from_ref(&batch),
+                format.into(),
+            )?;
+            println!("{}", text.trim_end());
+            eprintln!(
+                "{} SQL executions: MAPE {:.1} %, duration-weighted {:.1} %",
+                ev.sqls.len(),
+                100.0 * ev.mape,
+                100.0 * ev.weighted_mape
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 #[derive(Args)]
@@ -718,6 +839,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => cmd_analyze(a),
         Command::Qualify(a) => cmd_qualify(a),
         Command::Report(a) => cmd_report(a),
+        Command::Model(a) => cmd_model(a),
         Command::Config(a) => cmd_config(a),
     };
     match res {

@@ -887,3 +887,90 @@ fn job_history_survives_a_killed_run() {
         );
     }
 }
+
+/// `aether model train` / `evaluate` on the reference tool's CPU/GPU log pairs (the only pairs
+/// in the datasets: two SQL executions match by id and description). The trained booster loads
+/// with the platform's 118 feature names, and fits its training data better than the built-in
+/// model does; an unmatched pair is a warning, a broken pairs file an error.
+#[test]
+fn model_train_and_evaluate_on_cpu_gpu_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = repo().join("../shared/datasets/rapids-tools");
+    let pairs = dir.path().join("pairs.csv");
+    std::fs::write(
+        &pairs,
+        format!(
+            "cpu_log,gpu_log\n{0}/spark-events-profiling/eventlog_dsv1.zstd,{0}/spark-events-profiling/eventlog-gpu-dsv1.zstd\n\
+             {0}/spark-events-profiling/eventlog_dsv2.zstd,{0}/spark-events-profiling/eventlog-gpu-dsv2.zstd\n\
+             {0}/spark-events-qualification/dsAndDf_eventlog.zstd,{0}/spark-events-qualification/gpu_eventlog\n",
+            r.display()
+        ),
+    )
+    .unwrap();
+    let model = dir.path().join("m.json");
+    let o = aether(&[
+        "model",
+        "train",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("trained on 2 SQL executions from 3 pairs (1 skipped)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("no SQL of the CPU run matches"),
+        "{}",
+        stderr(&o)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert_eq!(
+        json["learner"]["feature_names"].as_array().unwrap().len(),
+        118
+    );
+
+    let mape = |extra: &[&str]| -> f64 {
+        let mut args = vec![
+            "model",
+            "evaluate",
+            "--pairs",
+            pairs.to_str().unwrap(),
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        let o = aether(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let e = stderr(&o);
+        let m = e.split("MAPE ").nth(1).unwrap().split(' ').next().unwrap();
+        assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+        m.parse().unwrap()
+    };
+    let builtin = mape(&[]);
+    let trained = mape(&["--model", model.to_str().unwrap()]);
+    assert!(
+        trained < builtin,
+        "trained {trained} % vs built-in {builtin} %"
+    );
+
+    std::fs::write(&pairs, "cpu,gpu\na,b\n").unwrap();
+    let o = aether(&[
+        "model",
+        "train",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("missing column \"cpu_log\""),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -7,3 +7,4 @@ pub mod model;
 pub mod qualify;
 pub mod qualx;
 pub mod report;
+pub mod train;

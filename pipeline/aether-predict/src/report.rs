@@ -365,6 +365,33 @@ pub fn jobs(jobs: &[aether_core::history::JobSummary]) -> Result<RecordBatch> {
     ])
 }
 
+/// `aether model evaluate`: one row per SQL.
+pub fn evaluation(ev: &crate::train::Evaluation) -> Result<RecordBatch> {
+    let r = &ev.sqls;
+    batch(vec![
+        Col::S("App ID", r.iter().map(|s| Some(s.app_id.clone())).collect()),
+        Col::I("SQL ID", r.iter().map(|s| Some(s.sql_id)).collect()),
+        Col::S(
+            "Description",
+            r.iter().map(|s| Some(s.description.clone())).collect(),
+        ),
+        Col::F(
+            "CPU Duration",
+            r.iter().map(|s| Some(s.cpu_duration_ms)).collect(),
+        ),
+        Col::F(
+            "Actual Speedup",
+            r.iter().map(|s| Some(round2(s.actual_speedup))).collect(),
+        ),
+        Col::F(
+            "Predicted Speedup",
+            r.iter()
+                .map(|s| Some(round2(s.predicted_speedup)))
+                .collect(),
+        ),
+    ])
+}
+
 fn write_csv(path: &Path, b: &RecordBatch) -> Result<()> {
     let text = aether_engine::render(
         &b.schema(),

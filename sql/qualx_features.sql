@@ -336,6 +336,7 @@ SELECT
     a.app_duration_ms AS "appDuration",
     q.duration_ms AS "Duration",
     q.description,
+    q.plan_hash AS hash,
     'SPARK' AS "sparkRuntime",
     a.spark_version AS "sparkVersion",
     false AS "pluginEnabled",

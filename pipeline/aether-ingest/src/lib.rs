@@ -12,6 +12,7 @@ pub mod codec;
 pub mod events;
 mod fast;
 pub mod plangraph;
+mod planhash;
 pub mod read;
 pub mod source;
 pub mod state;

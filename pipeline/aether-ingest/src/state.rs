@@ -69,6 +69,7 @@ struct SqlRow {
     end_ms: Option<i64>,
     error: Option<String>,
     query_id: Option<String>,
+    plan_hash: Option<String>,
     versions: i64,
 }
 
@@ -445,6 +446,9 @@ impl AppState {
                 s.details = e.details;
                 s.start_ms = e.time.0;
                 s.query_id = e.query_id;
+                if let Some(plan) = &e.plan {
+                    s.plan_hash = crate::planhash::plan_hash(plan);
+                }
                 if let Some(plan) = e.plan {
                     self.add_plan(e.execution_id, &plan);
                 }
@@ -788,6 +792,7 @@ impl AppState {
             });
             q.error.append_option(r.error.as_deref());
             q.query_id.append_option(r.query_id.as_deref());
+            q.plan_hash.append_option(r.plan_hash.as_deref());
         }
         out.push((SqlExecutions::NAME, q.finish(&key)));
 

@@ -250,6 +250,8 @@ table! {
         duration_ms: I64,
         error: Str,
         query_id: Str,
+        /// QualX's signature of the initial plan (a big integer, decimal)
+        plan_hash: Str,
     }
 }
 

@@ -196,8 +196,14 @@ fn split(log: &LogSource, out: LogOutcome) -> (LogReport, Option<state::AppBatch
 }
 
 /// The tables of logs already read (`(report, app)` per log, in order).
-fn assemble(logs: impl Iterator<Item = (LogReport, Option<state::AppBatches>)>) -> Ingested {
-    let mut res = Ingested::default();
+fn assemble(
+    logs: impl Iterator<Item = (LogReport, Option<state::AppBatches>)>,
+    source_errors: Vec<SourceError>,
+) -> Ingested {
+    let mut res = Ingested {
+        source_errors,
+        ..Default::default()
+    };
     for (name, _) in tables::all_schemas() {
         res.tables.insert(name, Vec::new());
     }
@@ -220,7 +226,7 @@ fn assemble(logs: impl Iterator<Item = (LogReport, Option<state::AppBatches>)>) 
 /// The tables of one log read by [`read_logs`] (for callers that process logs one at a time).
 pub fn ingested_one(log: &LogSource, out: LogOutcome) -> Ingested {
     let t0 = Instant::now();
-    let mut res = assemble(std::iter::once(split(log, out)));
+    let mut res = assemble(std::iter::once(split(log, out)), Vec::new());
     res.elapsed = t0.elapsed();
     res
 }
@@ -246,8 +252,7 @@ pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
     });
     let mut collected = collected.into_inner().unwrap_or_default();
     collected.sort_by_key(|(i, _, _)| *i);
-    let mut res = assemble(collected.into_iter().map(|(_, r, a)| (r, a)));
-    res.source_errors = source_errors;
+    let mut res = assemble(collected.into_iter().map(|(_, r, a)| (r, a)), source_errors);
     drop(rt);
     res.elapsed = t0.elapsed();
     res

@@ -784,6 +784,38 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown platform"), "{}", stderr(&o));
+    // a broken pricing file (platform.emr.pricing_file): the file and line are named
+    let prices = home.path().join("prices.csv");
+    std::fs::write(
+        &prices,
+        "region,instance,ec2_usd_per_hour,emr_usd_per_hour\nus-east-1,g6.4xlarge,free,0\n",
+    )
+    .unwrap();
+    let o = aether_home(
+        home.path(),
+        &[
+            "config",
+            "set",
+            "platform.emr.pricing_file",
+            prices.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = aether_home(home.path(), &["qualify", "--event_log", &sample()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("prices.csv:2"), "{}", stderr(&o));
+    // a good one changes the costs
+    std::fs::write(
+        &prices,
+        "region,instance,ec2_usd_per_hour,emr_usd_per_hour\nus-east-1,g6.4xlarge,0.001,0\n",
+    )
+    .unwrap();
+    let o = aether_home(
+        home.path(),
+        &["qualify", "--event_log", &sample(), "--format", "csv"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1 x g6.4xlarge"), "{}", stdout(&o));
 }
 
 fn report_jobs(home: &Path) -> Vec<(String, String, String)> {

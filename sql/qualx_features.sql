@@ -4,131 +4,13 @@
 -- compares every value with the reference tool's features.csv). Column names are the model's
 -- feature names. A SQL gets a row when its jobs ran tasks in stages its final plan's metrics
 -- were updated in; its task metrics are aggregated over those stages (S(q)), supported or not.
-WITH known_attempt AS (
-    -- stage attempts Spark submitted or completed, with their tasks (any status)
-    SELECT
-        s.app_id, COALESCE(s.app_attempt_id, '') AS att, s.stage_id, s.attempt_id,
-        COUNT(t.task_id) AS n,
-        COALESCE(SUM(t.duration_ms), 0) AS dsum,
-        COALESCE(MAX(t.duration_ms), 0) AS dmax,
-        COALESCE(MIN(t.duration_ms), 0) AS dmin,
-        COALESCE(SUM(t.executor_cpu_time_ns), 0) / 1000000 AS cpu_ms,
-        COALESCE(SUM(t.executor_deserialize_cpu_time_ns), 0) / 1000000 AS deser_cpu_ms,
-        COALESCE(SUM(t.shuffle_write_time_ns), 0) / 1000000 AS sw_write_ms,
-        COALESCE(SUM(t.executor_deserialize_time_ms), 0) AS deser_ms,
-        COALESCE(SUM(t.executor_run_time_ms), 0) AS run_ms,
-        COALESCE(SUM(t.jvm_gc_time_ms), 0) AS gc_ms,
-        COALESCE(SUM(t.result_serialization_time_ms), 0) AS ser_ms,
-        COALESCE(SUM(t.shuffle_fetch_wait_time_ms), 0) AS fetch_wait_ms,
-        COALESCE(SUM(t.disk_bytes_spilled), 0) AS disk_spill,
-        COALESCE(SUM(t.memory_bytes_spilled), 0) AS mem_spill,
-        COALESCE(SUM(t.input_bytes_read), 0) AS in_bytes,
-        COALESCE(SUM(t.input_records_read), 0) AS in_records,
-        COALESCE(SUM(t.output_bytes_written), 0) AS out_bytes,
-        COALESCE(SUM(t.output_records_written), 0) AS out_records,
-        COALESCE(SUM(t.shuffle_local_blocks_fetched), 0) AS sr_local_blocks,
-        COALESCE(SUM(t.shuffle_local_bytes_read), 0) AS sr_local_bytes,
-        COALESCE(SUM(t.shuffle_remote_blocks_fetched), 0) AS sr_remote_blocks,
-        COALESCE(SUM(t.shuffle_remote_bytes_read), 0) AS sr_remote_bytes,
-        COALESCE(SUM(t.shuffle_remote_bytes_read_to_disk), 0) AS sr_remote_disk,
-        COALESCE(SUM(t.shuffle_remote_bytes_read + t.shuffle_local_bytes_read), 0) AS sr_total_bytes,
-        COALESCE(SUM(t.shuffle_bytes_written), 0) AS sw_bytes,
-        COALESCE(SUM(t.shuffle_records_written), 0) AS sw_records,
-        COALESCE(MAX(t.peak_execution_memory_bytes), 0) AS peak_mem,
-        COALESCE(MAX(t.result_size_bytes), 0) AS result_size
-    FROM stages s
-    LEFT JOIN tasks t
-        ON t.app_id = s.app_id AND (t.app_attempt_id IS NOT DISTINCT FROM s.app_attempt_id)
-        AND t.stage_id = s.stage_id AND t.stage_attempt_id = s.attempt_id
-    WHERE s.status IN ('complete', 'failed', 'active')
-    GROUP BY s.app_id, COALESCE(s.app_attempt_id, ''), s.stage_id, s.attempt_id
-),
-stage_agg AS (
-    SELECT
-        app_id, att, stage_id, COUNT(*) AS attempts,
-        SUM(n) AS n, SUM(dsum) AS dsum, MAX(dmax) AS dmax, MIN(dmin) AS dmin,
-        SUM(cpu_ms) AS cpu_ms, SUM(deser_cpu_ms) AS deser_cpu_ms, SUM(sw_write_ms) AS sw_write_ms,
-        SUM(deser_ms) AS deser_ms, SUM(run_ms) AS run_ms, SUM(gc_ms) AS gc_ms, SUM(ser_ms) AS ser_ms,
-        SUM(fetch_wait_ms) AS fetch_wait_ms, SUM(disk_spill) AS disk_spill,
-        SUM(mem_spill) AS mem_spill, SUM(in_bytes) AS in_bytes, SUM(in_records) AS in_records,
-        SUM(out_bytes) AS out_bytes, SUM(out_records) AS out_records,
-        SUM(sr_local_blocks) AS sr_local_blocks, SUM(sr_local_bytes) AS sr_local_bytes,
-        SUM(sr_remote_blocks) AS sr_remote_blocks, SUM(sr_remote_bytes) AS sr_remote_bytes,
-        SUM(sr_remote_disk) AS sr_remote_disk, SUM(sr_total_bytes) AS sr_total_bytes,
-        SUM(sw_bytes) AS sw_bytes, SUM(sw_records) AS sw_records, MAX(peak_mem) AS peak_mem,
-        MAX(result_size) AS result_size
-    FROM known_attempt
-    GROUP BY app_id, att, stage_id
-),
--- final-plan nodes and their metric declarations
-node_metric AS (
-    SELECT
-        n.app_id, COALESCE(n.app_attempt_id, '') AS att, n.sql_id, n.node_id, n.node_name,
-        m.name AS metric, m.metric_type, m.task_total, m.driver_total, m.update_stage_ids
-    FROM sql_plan_nodes n
-    JOIN sql_metrics m
-        ON m.app_id = n.app_id AND (m.app_attempt_id IS NOT DISTINCT FROM n.app_attempt_id)
-        AND m.sql_id = n.sql_id AND m.plan_version = n.plan_version AND m.node_id = n.node_id
-    WHERE n.is_final
-),
 -- metrics that were updated (by tasks, or by the driver for this SQL), with their totals
-metric_row AS (
+WITH metric_row AS (
     SELECT
         app_id, att, sql_id, node_id, node_name, metric, metric_type,
         GREATEST(COALESCE(task_total, 0), COALESCE(driver_total, 0)) AS total
-    FROM node_metric
+    FROM qualx_node_metrics
     WHERE task_total IS NOT NULL OR driver_total IS NOT NULL
-),
-node_sup AS (
-    SELECT
-        app_id, COALESCE(app_attempt_id, '') AS att, sql_id, node_id,
-        bool_and(supported OR action = 'IgnoreNoPerf' OR operator LIKE 'WholeStageCodegen%') AS sup
-    FROM operators
-    GROUP BY app_id, COALESCE(app_attempt_id, ''), sql_id, node_id
-),
--- M(q): nodes with an updated metric and a support verdict
-m_nodes AS (
-    SELECT DISTINCT r.app_id, r.att, r.sql_id, r.node_id, r.node_name, s.sup
-    FROM metric_row r
-    JOIN node_sup s USING (app_id, att, sql_id, node_id)
-),
--- the stages each node's metrics were updated in
-raw_stages AS (
-    SELECT DISTINCT app_id, att, sql_id, node_id, stage_id
-    FROM (
-        SELECT app_id, att, sql_id, node_id, UNNEST(update_stage_ids) AS stage_id
-        FROM node_metric
-    ) u
-),
--- S(q) with each stage's support: all of q's nodes that ran in it are supported
-sq_stage AS (
-    SELECT r.app_id, r.att, r.sql_id, r.stage_id, bool_and(m.sup) AS supp
-    FROM raw_stages r
-    JOIN m_nodes m USING (app_id, att, sql_id, node_id)
-    JOIN stage_agg g ON g.app_id = r.app_id AND g.att = r.att AND g.stage_id = r.stage_id
-    GROUP BY r.app_id, r.att, r.sql_id, r.stage_id
-),
-agg AS (
-    SELECT
-        x.app_id, x.att, x.sql_id,
-        SUM(g.n) AS n, SUM(g.dsum) AS dsum, MAX(g.dmax) AS dmax, MIN(g.dmin) AS dmin,
-        SUM(g.cpu_ms) AS cpu_ms, SUM(g.deser_cpu_ms) AS deser_cpu_ms,
-        SUM(g.sw_write_ms) AS sw_write_ms, SUM(g.deser_ms) AS deser_ms, SUM(g.run_ms) AS run_ms,
-        SUM(g.gc_ms) AS gc_ms, SUM(g.ser_ms) AS ser_ms, SUM(g.fetch_wait_ms) AS fetch_wait_ms,
-        SUM(g.disk_spill) AS disk_spill, SUM(g.mem_spill) AS mem_spill,
-        SUM(g.in_bytes) AS in_bytes, SUM(g.in_records) AS in_records,
-        SUM(g.out_bytes) AS out_bytes, SUM(g.out_records) AS out_records,
-        SUM(g.sr_local_blocks) AS sr_local_blocks, SUM(g.sr_local_bytes) AS sr_local_bytes,
-        SUM(g.sr_remote_blocks) AS sr_remote_blocks, SUM(g.sr_remote_bytes) AS sr_remote_bytes,
-        SUM(g.sr_remote_disk) AS sr_remote_disk, SUM(g.sr_total_bytes) AS sr_total_bytes,
-        SUM(g.sw_bytes) AS sw_bytes, SUM(g.sw_records) AS sw_records,
-        MAX(g.peak_mem) AS peak_mem, MAX(g.result_size) AS result_size,
-        CAST(SUM(CASE WHEN x.supp THEN g.dsum ELSE 0 END) AS DOUBLE)
-            / CAST(SUM(g.dsum) AS DOUBLE) AS fraction_supported,
-        SUM(CASE WHEN x.supp THEN g.dsum ELSE 0 END) AS supported_task_ms
-    FROM sq_stage x
-    JOIN stage_agg g ON g.app_id = x.app_id AND g.att = x.att AND g.stage_id = x.stage_id
-    GROUP BY x.app_id, x.att, x.sql_id
 ),
 job_stage AS (
     SELECT app_id, COALESCE(app_attempt_id, '') AS att, sql_id, stage_id
@@ -139,7 +21,7 @@ job_stage AS (
 with_tasks AS (
     SELECT j.app_id, j.att, j.sql_id
     FROM job_stage j
-    JOIN stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
+    JOIN qualx_stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
     GROUP BY j.app_id, j.att, j.sql_id
     HAVING SUM(g.n) > 0
 ),
@@ -147,8 +29,8 @@ with_tasks AS (
 with_execs AS (
     SELECT DISTINCT j.app_id, j.att, j.sql_id
     FROM job_stage j
-    JOIN stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
-    JOIN raw_stages r ON r.app_id = j.app_id AND r.att = j.att AND r.sql_id = j.sql_id
+    JOIN qualx_stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
+    JOIN qualx_node_stages r ON r.app_id = j.app_id AND r.att = j.att AND r.sql_id = j.sql_id
         AND r.stage_id = j.stage_id
 ),
 -- failed or killed task attempts of the SQL's job stages, once per job listing and stage attempt
@@ -160,7 +42,7 @@ failed AS (
         FROM tasks WHERE status <> 'success'
         GROUP BY app_id, COALESCE(app_attempt_id, ''), stage_id
     ) f ON f.app_id = j.app_id AND f.att = j.att AND f.stage_id = j.stage_id
-    JOIN stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
+    JOIN qualx_stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
     GROUP BY j.app_id, j.att, j.sql_id
 ),
 -- file scans: scan time (ms), bytes read, GPU decode time
@@ -176,105 +58,6 @@ scans AS (
     WHERE (node_name LIKE 'Scan %' AND node_name NOT LIKE 'Scan OneRowRelation%')
         OR node_name LIKE '%BatchScan%'
     GROUP BY app_id, att, sql_id
-),
--- Databricks IO cache hits and misses of supported nodes
-cache AS (
-    SELECT
-        r.app_id, r.att, r.sql_id,
-        SUM(CASE WHEN r.metric = 'cache hits size' THEN r.total END) AS hits,
-        SUM(CASE WHEN r.metric = 'cache misses size' THEN r.total END) AS misses
-    FROM metric_row r
-    JOIN m_nodes m USING (app_id, att, sql_id, node_id)
-    WHERE m.sup AND r.metric IN ('cache hits size', 'cache misses size')
-    GROUP BY r.app_id, r.att, r.sql_id
-),
--- operator names present in the SQL: supported nodes with an updated metric, and every member
--- of a whole-stage-codegen cluster
-op_names AS (
-    SELECT app_id, att, sql_id, node_name
-    FROM m_nodes
-    WHERE sup AND node_name NOT LIKE 'WholeStageCodegen%'
-    UNION
-    SELECT app_id, COALESCE(app_attempt_id, ''), sql_id, node_name
-    FROM sql_plan_nodes
-    WHERE is_final AND cluster_node_id IS NOT NULL
-),
-ops AS (
-    SELECT
-        app_id, att, sql_id,
-        CASE
-            WHEN starts_with(node_name, 'Scan DeltaCDFRelation') THEN 'Scan DeltaCDFRelation'
-            WHEN starts_with(node_name, 'Scan ExistingRDD Delta Table Checkpoint')
-                THEN 'Scan ExistingRDD Delta Table Checkpoint'
-            WHEN starts_with(node_name, 'Scan ExistingRDD Delta Table State')
-                THEN 'Scan ExistingRDD Delta Table State'
-            WHEN starts_with(node_name, 'Scan jdbc') THEN 'Scan jdbc'
-            WHEN starts_with(node_name, 'Scan parquet') THEN 'Scan parquet'
-            WHEN starts_with(node_name, 'GpuScan parquet') THEN 'GpuScan parquet'
-            ELSE node_name
-        END AS op
-    FROM op_names
-),
-op_flags AS (
-    SELECT
-    o.app_id, o.att, o.sql_id,
-    COALESCE(MAX(CASE WHEN o.op = 'AQEShuffleRead' THEN 1 END), 0) AS "sqlOp_AQEShuffleRead",
-    COALESCE(MAX(CASE WHEN o.op = 'BatchEvalPython' THEN 1 END), 0) AS "sqlOp_BatchEvalPython",
-    COALESCE(MAX(CASE WHEN o.op = 'BroadcastExchange' THEN 1 END), 0) AS "sqlOp_BroadcastExchange",
-    COALESCE(MAX(CASE WHEN o.op = 'BroadcastHashJoin' THEN 1 END), 0) AS "sqlOp_BroadcastHashJoin",
-    COALESCE(MAX(CASE WHEN o.op = 'BroadcastNestedLoopJoin' THEN 1 END), 0) AS "sqlOp_BroadcastNestedLoopJoin",
-    COALESCE(MAX(CASE WHEN o.op = 'CartesianProduct' THEN 1 END), 0) AS "sqlOp_CartesianProduct",
-    COALESCE(MAX(CASE WHEN o.op = 'ColumnarToRow' THEN 1 END), 0) AS "sqlOp_ColumnarToRow",
-    COALESCE(MAX(CASE WHEN o.op = 'CommandResult' THEN 1 END), 0) AS "sqlOp_CommandResult",
-    COALESCE(MAX(CASE WHEN o.op = 'CustomShuffleReader' THEN 1 END), 0) AS "sqlOp_CustomShuffleReader",
-    COALESCE(MAX(CASE WHEN o.op = 'DeserializeToObject' THEN 1 END), 0) AS "sqlOp_DeserializeToObject",
-    COALESCE(MAX(CASE WHEN o.op = 'Exchange' THEN 1 END), 0) AS "sqlOp_Exchange",
-    COALESCE(MAX(CASE WHEN o.op = 'Execute InsertIntoHadoopFsRelationCommand csv' THEN 1 END), 0) AS "sqlOp_Execute InsertIntoHadoopFsRelationCommand csv",
-    COALESCE(MAX(CASE WHEN o.op = 'Execute InsertIntoHadoopFsRelationCommand json' THEN 1 END), 0) AS "sqlOp_Execute InsertIntoHadoopFsRelationCommand json",
-    COALESCE(MAX(CASE WHEN o.op = 'Execute InsertIntoHadoopFsRelationCommand orc' THEN 1 END), 0) AS "sqlOp_Execute InsertIntoHadoopFsRelationCommand orc",
-    COALESCE(MAX(CASE WHEN o.op = 'Execute InsertIntoHadoopFsRelationCommand parquet' THEN 1 END), 0) AS "sqlOp_Execute InsertIntoHadoopFsRelationCommand parquet",
-    COALESCE(MAX(CASE WHEN o.op = 'Execute InsertIntoHadoopFsRelationCommand text' THEN 1 END), 0) AS "sqlOp_Execute InsertIntoHadoopFsRelationCommand text",
-    COALESCE(MAX(CASE WHEN o.op = 'Execute InsertIntoHadoopFsRelationCommand unknown' THEN 1 END), 0) AS "sqlOp_Execute InsertIntoHadoopFsRelationCommand unknown",
-    COALESCE(MAX(CASE WHEN o.op = 'Expand' THEN 1 END), 0) AS "sqlOp_Expand",
-    COALESCE(MAX(CASE WHEN o.op = 'Filter' THEN 1 END), 0) AS "sqlOp_Filter",
-    COALESCE(MAX(CASE WHEN o.op = 'Generate' THEN 1 END), 0) AS "sqlOp_Generate",
-    COALESCE(MAX(CASE WHEN o.op = 'GenerateBloomFilter' THEN 1 END), 0) AS "sqlOp_GenerateBloomFilter",
-    COALESCE(MAX(CASE WHEN o.op = 'GlobalLimit' THEN 1 END), 0) AS "sqlOp_GlobalLimit",
-    COALESCE(MAX(CASE WHEN o.op = 'HashAggregate' THEN 1 END), 0) AS "sqlOp_HashAggregate",
-    COALESCE(MAX(CASE WHEN o.op = 'HashAggregatePrefixGroupingSets' THEN 1 END), 0) AS "sqlOp_HashAggregatePrefixGroupingSets",
-    COALESCE(MAX(CASE WHEN o.op = 'LocalLimit' THEN 1 END), 0) AS "sqlOp_LocalLimit",
-    COALESCE(MAX(CASE WHEN o.op = 'LocalTableScan' THEN 1 END), 0) AS "sqlOp_LocalTableScan",
-    COALESCE(MAX(CASE WHEN o.op = 'MapElements' THEN 1 END), 0) AS "sqlOp_MapElements",
-    COALESCE(MAX(CASE WHEN o.op = 'ObjectHashAggregate' THEN 1 END), 0) AS "sqlOp_ObjectHashAggregate",
-    COALESCE(MAX(CASE WHEN o.op = 'OutputAdapter' THEN 1 END), 0) AS "sqlOp_OutputAdapter",
-    COALESCE(MAX(CASE WHEN o.op = 'PartialWindow' THEN 1 END), 0) AS "sqlOp_PartialWindow",
-    COALESCE(MAX(CASE WHEN o.op = 'Project' THEN 1 END), 0) AS "sqlOp_Project",
-    COALESCE(MAX(CASE WHEN o.op = 'ReusedSort' THEN 1 END), 0) AS "sqlOp_ReusedSort",
-    COALESCE(MAX(CASE WHEN o.op = 'RunningWindowFunction' THEN 1 END), 0) AS "sqlOp_RunningWindowFunction",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan csv' THEN 1 END), 0) AS "sqlOp_Scan csv",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan ExistingRDD' THEN 1 END), 0) AS "sqlOp_Scan ExistingRDD",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan ExistingRDD Delta Table Checkpoint' THEN 1 END), 0) AS "sqlOp_Scan ExistingRDD Delta Table Checkpoint",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan ExistingRDD Delta Table State' THEN 1 END), 0) AS "sqlOp_Scan ExistingRDD Delta Table State",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan jdbc' THEN 1 END), 0) AS "sqlOp_Scan jdbc",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan json' THEN 1 END), 0) AS "sqlOp_Scan json",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan OneRowRelation' THEN 1 END), 0) AS "sqlOp_Scan OneRowRelation",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan orc' THEN 1 END), 0) AS "sqlOp_Scan orc",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan parquet' THEN 1 END), 0) AS "sqlOp_Scan parquet",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan text' THEN 1 END), 0) AS "sqlOp_Scan text",
-    COALESCE(MAX(CASE WHEN o.op = 'Scan unknown' THEN 1 END), 0) AS "sqlOp_Scan unknown",
-    COALESCE(MAX(CASE WHEN o.op = 'SerializeFromObject' THEN 1 END), 0) AS "sqlOp_SerializeFromObject",
-    COALESCE(MAX(CASE WHEN o.op = 'Sort' THEN 1 END), 0) AS "sqlOp_Sort",
-    COALESCE(MAX(CASE WHEN o.op = 'SortAggregate' THEN 1 END), 0) AS "sqlOp_SortAggregate",
-    COALESCE(MAX(CASE WHEN o.op = 'SortMergeJoin' THEN 1 END), 0) AS "sqlOp_SortMergeJoin",
-    COALESCE(MAX(CASE WHEN o.op = 'Subquery' THEN 1 END), 0) AS "sqlOp_Subquery",
-    COALESCE(MAX(CASE WHEN o.op = 'SubqueryBroadcast' THEN 1 END), 0) AS "sqlOp_SubqueryBroadcast",
-    COALESCE(MAX(CASE WHEN o.op = 'SubqueryOutputBroadcast' THEN 1 END), 0) AS "sqlOp_SubqueryOutputBroadcast",
-    COALESCE(MAX(CASE WHEN o.op = 'TakeOrderedAndProject' THEN 1 END), 0) AS "sqlOp_TakeOrderedAndProject",
-    COALESCE(MAX(CASE WHEN o.op = 'Window' THEN 1 END), 0) AS "sqlOp_Window",
-    COALESCE(MAX(CASE WHEN o.op = 'WindowGroupLimit' THEN 1 END), 0) AS "sqlOp_WindowGroupLimit",
-    COALESCE(MAX(CASE WHEN o.op = 'WindowSort' THEN 1 END), 0) AS "sqlOp_WindowSort"
-    FROM ops o
-    GROUP BY o.app_id, o.att, o.sql_id
 ),
 -- executors per resource profile (the driver only in local mode); the first one stands for all
 executor_rank AS (
@@ -315,17 +98,7 @@ app AS (
     FROM applications a
     LEFT JOIN app_duration d
         ON d.app_id = a.app_id AND (d.app_attempt_id IS NOT DISTINCT FROM a.attempt_id)
-),
-base AS (
-    SELECT
-        g.*,
-        CAST(GREATEST(g.in_bytes, COALESCE(c.hits, 0) + COALESCE(c.misses, 0)) AS DOUBLE) AS ib,
-        CASE WHEN COALESCE(c.hits, 0) + COALESCE(c.misses, 0) > 0
-             THEN CAST(COALESCE(c.hits, 0) AS DOUBLE) / (COALESCE(c.hits, 0) + COALESCE(c.misses, 0))
-             ELSE 0.0 END AS cache_hit_ratio,
-        CAST(g.n AS DOUBLE) AS nd
-    FROM agg g
-    LEFT JOIN cache c USING (app_id, att, sql_id)
+
 )
 SELECT
     b.app_id,
@@ -456,7 +229,7 @@ SELECT
     COALESCE(of."sqlOp_Window", 0) AS "sqlOp_Window",
     COALESCE(of."sqlOp_WindowGroupLimit", 0) AS "sqlOp_WindowGroupLimit",
     COALESCE(of."sqlOp_WindowSort", 0) AS "sqlOp_WindowSort"
-FROM base b
+FROM qualx_sql_agg b
 JOIN with_tasks USING (app_id, att, sql_id)
 JOIN with_execs USING (app_id, att, sql_id)
 JOIN app a ON a.app_id = b.app_id AND a.att = b.att
@@ -465,4 +238,4 @@ JOIN sql_executions q
 JOIN exec_info e ON e.app_id = b.app_id AND e.att = b.att
 LEFT JOIN failed f ON f.app_id = b.app_id AND f.att = b.att AND f.sql_id = b.sql_id
 LEFT JOIN scans s ON s.app_id = b.app_id AND s.att = b.att AND s.sql_id = b.sql_id
-LEFT JOIN op_flags of ON of.app_id = b.app_id AND of.att = b.att AND of.sql_id = b.sql_id
+LEFT JOIN qualx_op_flags of ON of.app_id = b.app_id AND of.att = b.att AND of.sql_id = b.sql_id

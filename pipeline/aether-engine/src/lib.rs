@@ -49,9 +49,20 @@ pub type Result<T> = std::result::Result<T, EngineError>;
 
 /// A new session configured for aether (information_schema on).
 pub fn session() -> SessionContext {
-    let cfg = SessionConfig::new()
+    session_with_partitions(0)
+}
+
+/// A session whose plans use `partitions` partitions (0: one per core). For one small log per
+/// session, one partition avoids repartitioning work that costs more than it saves, and the
+/// parallelism comes from running several sessions at once.
+pub fn session_with_partitions(partitions: usize) -> SessionContext {
+    let mut cfg = SessionConfig::new()
         .with_information_schema(true)
         .with_default_catalog_and_schema("aether", "public");
+    if partitions > 0 {
+        cfg = cfg.with_target_partitions(partitions);
+        cfg.options_mut().optimizer.max_passes = 1;
+    }
     let ctx = SessionContext::new_with_config(cfg);
     aether_udfs::register(&ctx);
     ctx

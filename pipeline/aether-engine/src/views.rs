@@ -222,8 +222,9 @@ pub async fn register_views(ctx: &SessionContext, settings: &AnalysisSettings) -
 }
 
 /// Like [`register_views`], but each view named in `materialize` is computed once, right after
-/// it is defined, and kept as an in-memory table that the views after it read. For a session
-/// over one small log this saves re-planning and re-running shared views in every query.
+/// it is defined, and kept as an in-memory table that the views after it read; and only those
+/// views and the views they need are registered. For a session over one small log this saves
+/// planning views nobody reads and re-running shared views in every query.
 pub async fn register_views_materialized(
     ctx: &SessionContext,
     settings: &AnalysisSettings,
@@ -231,7 +232,27 @@ pub async fn register_views_materialized(
 ) -> Result<()> {
     ctx.deregister_table(SETTINGS_TABLE)?;
     ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
-    for (name, sql) in ordered_views()? {
+    let ordered = ordered_views()?;
+    // the views needed: those named, and (walking back in dependency order) what they mention
+    let mut needed: BTreeSet<&str> = BTreeSet::new();
+    if materialize.is_empty() {
+        needed.extend(ordered.iter().map(|(n, _)| *n));
+    } else {
+        needed.extend(materialize.iter().copied());
+        for (name, sql) in ordered.iter().rev() {
+            if needed.contains(name) {
+                for (other, _) in &ordered {
+                    if other != name && mentions(sql, other) {
+                        needed.insert(other);
+                    }
+                }
+            }
+        }
+    }
+    for (name, sql) in ordered {
+        if !needed.contains(name) {
+            continue;
+        }
         ctx.deregister_table(name)?;
         let body = sql.trim().trim_end_matches(';');
         let err = |e: datafusion::error::DataFusionError| {
@@ -240,10 +261,12 @@ pub async fn register_views_materialized(
         if materialize.contains(&name) {
             let t0 = std::time::Instant::now();
             let df = ctx.sql(body).await.map_err(err)?;
+            let planned_us = t0.elapsed().as_micros() as u64;
             let schema = Arc::new(df.schema().as_arrow().clone());
             let batches = df.collect().await.map_err(err)?;
             tracing::debug!(
                 view = name,
+                planned_us,
                 elapsed_us = t0.elapsed().as_micros() as u64,
                 "materialized"
             );

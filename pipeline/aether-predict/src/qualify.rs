@@ -478,7 +478,7 @@ fn qualify_one(
     };
     let t0 = std::time::Instant::now();
     let res = rt.block_on(async {
-        let ctx = aether_engine::session();
+        let ctx = aether_engine::session_with_partitions(1);
         aether_engine::register_ingested(&ctx, &ing)?;
         // one small log per session: compute the shared views once
         aether_engine::views::register_views_materialized(
@@ -490,8 +490,15 @@ fn qualify_one(
                 "stage_wall",
                 "app_duration",
                 "unsupported_summary",
+                "qualx_stage_agg",
+                "qualx_node_metrics",
+                "qualx_node_stages",
+                "qualx_plan_nodes",
+                "qualx_sql_agg",
+                "qualx_op_flags",
                 "qualx_features",
             ],
+            // (every view qualification reads; the others are not registered)
         )
         .await?;
         qualify_app(&ctx, &name, o).await

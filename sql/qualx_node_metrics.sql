@@ -1,0 +1,11 @@
+-- QualX building block: the SQL metrics each final-plan node declares, with the accumulator's
+-- task total (Σ per stage of max(task updates, StageCompleted value)), this SQL's driver total and
+-- the stages that updated it (docs/reference/qualx-features.md §2.2).
+SELECT
+    n.app_id, COALESCE(n.app_attempt_id, '') AS att, n.sql_id, n.node_id, n.node_name,
+    m.name AS metric, m.metric_type, m.task_total, m.driver_total, m.update_stage_ids
+FROM sql_plan_nodes n
+JOIN sql_metrics m
+    ON m.app_id = n.app_id AND (m.app_attempt_id IS NOT DISTINCT FROM n.app_attempt_id)
+    AND m.sql_id = n.sql_id AND m.plan_version = n.plan_version AND m.node_id = n.node_id
+WHERE n.is_final

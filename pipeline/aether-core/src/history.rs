@@ -133,6 +133,13 @@ pub struct JobSummary {
     pub qualifications: i64,
 }
 
+fn db_error(path: &Path, e: impl std::fmt::Display) -> HistoryError {
+    HistoryError::Db {
+        path: path.display().to_string(),
+        error: e.to_string(),
+    }
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -143,10 +150,7 @@ fn now_ms() -> i64 {
 impl History {
     /// Open (creating the file and its folder, and migrating the schema, as needed).
     pub fn open(path: &Path) -> Result<History> {
-        let err = |e: &dyn std::fmt::Display| HistoryError::Db {
-            path: path.display().to_string(),
-            error: e.to_string(),
-        };
+        let err = |e: &dyn std::fmt::Display| db_error(path, e);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
         }
@@ -169,10 +173,23 @@ impl History {
     }
 
     fn err(&self, e: impl std::fmt::Display) -> HistoryError {
-        HistoryError::Db {
-            path: self.path.display().to_string(),
-            error: e.to_string(),
-        }
+        db_error(&self.path, e)
+    }
+
+    /// Run `f` in one transaction that holds the write lock from the start (`BEGIN IMMEDIATE`,
+    /// waiting for another writer up to the busy timeout), committed when `f` succeeds.
+    fn write<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| db_error(path, e))?;
+        let out = f(&tx).map_err(|e| db_error(path, e))?;
+        tx.commit().map_err(|e| db_error(path, e))?;
+        Ok(out)
     }
 
     /// The schema version of the open database.
@@ -182,24 +199,21 @@ impl History {
             .map_err(|e| self.err(e))
     }
 
+    /// Apply the migrations the database lacks, each in its own transaction (a failed one is
+    /// rolled back).
     fn migrate(&mut self) -> Result<()> {
+        let path = &self.path;
         loop {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|e| HistoryError::Db {
-                    path: self.path.display().to_string(),
-                    error: e.to_string(),
-                })?;
+                .map_err(|e| db_error(path, e))?;
             let v: i64 = tx
                 .pragma_query_value(None, "user_version", |r| r.get(0))
-                .map_err(|e| HistoryError::Db {
-                    path: self.path.display().to_string(),
-                    error: e.to_string(),
-                })?;
+                .map_err(|e| db_error(path, e))?;
             if v > SCHEMA_VERSION {
                 return Err(HistoryError::TooNew {
-                    path: self.path.display().to_string(),
+                    path: path.display().to_string(),
                     found: v,
                     known: SCHEMA_VERSION,
                 });
@@ -207,10 +221,8 @@ impl History {
             if v == SCHEMA_VERSION {
                 return Ok(());
             }
-            let db = |e: rusqlite::Error| HistoryError::Db {
-                path: self.path.display().to_string(),
-                error: format!("migration to version {}: {e}", v + 1),
-            };
+            let db =
+                |e: rusqlite::Error| db_error(path, format!("migration to version {}: {e}", v + 1));
             tx.execute_batch(MIGRATIONS[v as usize]).map_err(db)?;
             tx.pragma_update(None, "user_version", v + 1).map_err(db)?;
             tx.commit().map_err(db)?;
@@ -226,18 +238,7 @@ impl History {
         event_log: &str,
         app_name: &str,
     ) -> Result<i64> {
-        let path = self.path.display().to_string();
-        let db = |e: rusqlite::Error| HistoryError::Db {
-            path: path.clone(),
-            error: e.to_string(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db)?;
-        let id = job_in(&tx, app_id, attempt_id, event_log, app_name).map_err(db)?;
-        tx.commit().map_err(db)?;
-        Ok(id)
+        self.write(|tx| job_in(tx, app_id, attempt_id, event_log, app_name))
     }
 
     /// Record a qualification (and the CPU run it read) for an app run, in one transaction;
@@ -251,18 +252,10 @@ impl History {
         run: &CpuRun,
         q: &Qualification,
     ) -> Result<i64> {
-        let path = self.path.display().to_string();
-        let db = |e: rusqlite::Error| HistoryError::Db {
-            path: path.clone(),
-            error: e.to_string(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db)?;
-        let job = job_in(&tx, app_id, attempt_id, event_log, app_name).map_err(db)?;
-        let now = now_ms();
-        tx.execute(
+        self.write(|tx| {
+            let job = job_in(tx, app_id, attempt_id, event_log, app_name)?;
+            let now = now_ms();
+            tx.execute(
             "INSERT INTO cpu_runs (job_id, start_ms, app_duration_ms, sql_stage_durations_sum_ms,
                                    unsupported_stage_duration_ms, metrics_json, updated_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -280,36 +273,34 @@ impl History {
                 run.metrics.to_string(),
                 now
             ],
-        )
-        .map_err(db)?;
-        tx.execute(
-            "INSERT INTO qualifications (job_id, created_ms, platform, model, speedup,
+        )?;
+            tx.execute(
+                "INSERT INTO qualifications (job_id, created_ms, platform, model, speedup,
                  app_duration_pred_ms, category, not_recommended_reason, unsupported_pct,
                  reasons_json, cpu_cluster_json, gpu_cluster_json, spark_conf, cpu_cost_usd,
                  gpu_cost_usd, savings_usd)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            params![
-                job,
-                now,
-                q.platform,
-                q.model,
-                q.speedup,
-                q.app_duration_pred_ms,
-                q.category,
-                q.not_recommended_reason,
-                q.unsupported_pct,
-                q.reasons.to_string(),
-                q.cpu_cluster.to_string(),
-                q.gpu_cluster.to_string(),
-                q.spark_conf,
-                q.cpu_cost_usd,
-                q.gpu_cost_usd,
-                q.savings_usd
-            ],
-        )
-        .map_err(db)?;
-        tx.commit().map_err(db)?;
-        Ok(job)
+                params![
+                    job,
+                    now,
+                    q.platform,
+                    q.model,
+                    q.speedup,
+                    q.app_duration_pred_ms,
+                    q.category,
+                    q.not_recommended_reason,
+                    q.unsupported_pct,
+                    q.reasons.to_string(),
+                    q.cpu_cluster.to_string(),
+                    q.gpu_cluster.to_string(),
+                    q.spark_conf,
+                    q.cpu_cost_usd,
+                    q.gpu_cost_usd,
+                    q.savings_usd
+                ],
+            )?;
+            Ok(job)
+        })
     }
 
     /// Every job with its latest qualification, newest job first.

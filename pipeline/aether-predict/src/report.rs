@@ -43,58 +43,39 @@ fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
 
+/// The console view of [`qualification_summary`]: the columns a decision needs, some renamed
+/// (console name, summary column).
+const CONSOLE_COLUMNS: &[(&str, &str)] = &[
+    ("Aether Job ID", "Aether Job ID"),
+    ("App ID", "App ID"),
+    ("App Name", "App Name"),
+    ("Estimated GPU Speedup", "Estimated GPU Speedup"),
+    ("Category", "Estimated GPU Speedup Category"),
+    ("Estimated GPU Duration", "Estimated GPU Duration"),
+    ("App Duration", "App Duration"),
+    (
+        "Unsupported Operators Stage Duration Percent",
+        "Unsupported Operators Stage Duration Percent",
+    ),
+    ("Recommended GPU Cluster", "Recommended GPU Cluster"),
+    ("CPU Cost USD", "Estimated CPU Cost USD"),
+    ("GPU Cost USD", "Estimated GPU Cost USD"),
+    ("Savings USD", "Estimated Savings USD"),
+    ("Not Recommended Reason", "Not Recommended Reason"),
+];
+
 /// The qualified apps, one row each (the console view: the figures a decision needs).
 pub fn summary(results: &[AppQualification]) -> Result<RecordBatch> {
-    let ok: Vec<&AppQualification> = results
-        .iter()
-        .filter(|q| q.status == Status::Success)
-        .collect();
-    let s = |f: &dyn Fn(&AppQualification) -> String| -> Vec<Option<String>> {
-        ok.iter().map(|q| Some(f(q))).collect()
-    };
-    batch(vec![
-        Col::I("Aether Job ID", ok.iter().map(|q| q.job_id).collect()),
-        Col::S("App ID", s(&|q| q.app_id.clone())),
-        Col::S("App Name", s(&|q| q.app_name.clone())),
-        Col::F(
-            "Estimated GPU Speedup",
-            ok.iter().map(|q| Some(round2(q.speedup.speedup))).collect(),
-        ),
-        Col::S("Category", s(&|q| q.category.clone())),
-        Col::I(
-            "Estimated GPU Duration",
-            ok.iter()
-                .map(|q| Some(q.speedup.app_duration_pred_ms))
-                .collect(),
-        ),
-        Col::I(
-            "App Duration",
-            ok.iter().map(|q| Some(q.app_duration_ms)).collect(),
-        ),
-        Col::F(
-            "Unsupported Operators Stage Duration Percent",
-            ok.iter()
-                .map(|q| Some(round2(q.unsupported_stage_duration_pct)))
-                .collect(),
-        ),
-        Col::S("Recommended GPU Cluster", s(&|q| gpu_cluster(q))),
-        Col::F(
-            "CPU Cost USD",
-            ok.iter().map(|q| cost(q, |c| c.cpu_cost_usd)).collect(),
-        ),
-        Col::F(
-            "GPU Cost USD",
-            ok.iter().map(|q| cost(q, |c| c.gpu_cost_usd)).collect(),
-        ),
-        Col::F(
-            "Savings USD",
-            ok.iter().map(|q| cost(q, |c| c.savings_usd)).collect(),
-        ),
-        Col::S(
-            "Not Recommended Reason",
-            s(&|q| q.not_recommended_reason.clone()),
-        ),
-    ])
+    let full = qualification_summary(results)?;
+    let schema = full.schema();
+    let mut fields = Vec::new();
+    let mut cols = Vec::new();
+    for (shown, src) in CONSOLE_COLUMNS {
+        let i = schema.index_of(src)?;
+        fields.push(schema.field(i).clone().with_name(*shown));
+        cols.push(full.column(i).clone());
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }
 
 fn gpu_cluster(q: &AppQualification) -> String {

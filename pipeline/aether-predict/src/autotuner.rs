@@ -33,6 +33,8 @@ pub struct TunerInputs {
     pub spark_version: String,
     /// Largest executor core count, and the most executors alive at once (`None`: no executors).
     pub cluster: Option<(i64, i64)>,
+    /// Hosts the executors ran on.
+    pub hosts: i64,
     /// Per stage: (input bytes max of a task, shuffle read, shuffle write, disk spill).
     pub stages: BTreeMap<i64, (i64, i64, i64, i64)>,
     /// Stages with a task reading > 3 × the mean shuffle bytes and > 100 MiB.
@@ -583,13 +585,8 @@ pub fn render_conf(app_id: &str, target: &str, settings: &[Setting]) -> String {
     s
 }
 
-async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<serde_json::Map<String, Value>>> {
-    Ok(aether_engine::analyze::json_rows(ctx, sql).await?)
-}
-
 fn int(v: Option<&Value>) -> i64 {
-    v.and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
-        .unwrap_or(0)
+    crate::qualify::i(v).unwrap_or(0)
 }
 
 /// Read the rules' inputs from the tables and views of one app.
@@ -598,7 +595,7 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
         props: props.clone(),
         ..Default::default()
     };
-    let app = rows(ctx, "SELECT spark_version FROM applications").await?;
+    let app = crate::qualify::rows(ctx, "SELECT spark_version FROM applications").await?;
     inp.spark_version = app
         .first()
         .and_then(|r| r.get("spark_version"))
@@ -606,9 +603,9 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
         .unwrap_or("")
         .to_string();
     // executors: the most cores, and the most alive at once (the driver only in local mode)
-    let ex = rows(
+    let ex = crate::qualify::rows(
         ctx,
-        "SELECT executor_id, cores, added_ms, removed_ms FROM executors WHERE cores IS NOT NULL",
+        "SELECT executor_id, host, cores, added_ms, removed_ms FROM executors WHERE cores IS NOT NULL",
     )
     .await?;
     let workers: Vec<_> = if ex
@@ -621,6 +618,11 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
     } else {
         ex.iter().collect()
     };
+    inp.hosts = workers
+        .iter()
+        .filter_map(|e| e.get("host").and_then(Value::as_str))
+        .collect::<BTreeSet<_>>()
+        .len() as i64;
     if !workers.is_empty() {
         let cores = workers
             .iter()
@@ -643,7 +645,7 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
         }
         inp.cluster = Some((cores, peak.max(1)));
     }
-    for r in rows(
+    for r in crate::qualify::rows(
         ctx,
         "SELECT stage_id, MAX(input_bytes_read) AS input_max,
                 SUM(shuffle_remote_bytes_read + shuffle_local_bytes_read) AS sr,
@@ -662,7 +664,7 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
             ),
         );
     }
-    for r in rows(
+    for r in crate::qualify::rows(
         ctx,
         "WITH t AS (SELECT stage_id, stage_attempt_id,
                            shuffle_remote_bytes_read + shuffle_local_bytes_read AS r FROM tasks),
@@ -674,7 +676,7 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
     {
         inp.skewed_stages.insert(int(r.get("stage_id")));
     }
-    for r in rows(
+    for r in crate::qualify::rows(
         ctx,
         "WITH s AS (SELECT DISTINCT sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL),
               k AS (SELECT DISTINCT stage_id FROM stages WHERE status IN ('complete', 'failed', 'active'))
@@ -687,7 +689,7 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
     {
         inp.sql_io.push((int(r.get("input")), int(r.get("sr"))));
     }
-    let f = rows(
+    let f = crate::qualify::rows(
         ctx,
         "WITH node_stage AS (
              SELECT DISTINCT n.sql_id, n.node_id, n.node_name, n.description, UNNEST(m.update_stage_ids) AS stage_id
@@ -716,7 +718,7 @@ pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> R
         .and_then(|r| r.get("f"))
         .filter(|v| !v.is_null())
         .map(|v| int(Some(v)));
-    let cache = rows(
+    let cache = crate::qualify::rows(
         ctx,
         "SELECT COUNT(*) AS n FROM sql_plan_nodes
          WHERE node_name IN ('InMemoryRelation', 'InMemoryTableScan', 'TableCacheQueryStage', 'GpuInMemoryTableScan')

@@ -73,7 +73,10 @@ pub struct AppQualification {
     pub spark_conf: String,
 }
 
-async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<serde_json::Map<String, Value>>> {
+pub(crate) async fn rows(
+    ctx: &SessionContext,
+    sql: &str,
+) -> Result<Vec<serde_json::Map<String, Value>>> {
     Ok(aether_engine::analyze::json_rows(ctx, sql).await?)
 }
 
@@ -85,7 +88,7 @@ fn s(v: Option<&Value>) -> String {
     }
 }
 
-fn i(v: Option<&Value>) -> Option<i64> {
+pub(crate) fn i(v: Option<&Value>) -> Option<i64> {
     v.and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
 }
 
@@ -280,20 +283,12 @@ pub async fn qualify_app(
     Ok(q)
 }
 
-/// Executors, cores, hosts and heap from the log.
+/// Executors, cores, hosts (as the AutoTuner's inputs count them) and heap from the log.
 async fn executor_facts(
     ctx: &SessionContext,
     props: &BTreeMap<String, String>,
     tuner: &crate::autotuner::TunerInputs,
 ) -> Result<crate::cluster::ExecutorFacts> {
-    let hosts = rows(
-        ctx,
-        "SELECT COUNT(DISTINCT host) AS n FROM executors
-         WHERE cores IS NOT NULL
-           AND (executor_id <> 'driver'
-                OR NOT EXISTS (SELECT 1 FROM executors WHERE executor_id <> 'driver' AND cores IS NOT NULL))",
-    )
-    .await?;
     let rp = rows(
         ctx,
         "SELECT executor_memory_mib FROM resource_profiles WHERE resource_profile_id = 0",
@@ -313,7 +308,7 @@ async fn executor_facts(
     Ok(crate::cluster::ExecutorFacts {
         cores_per_executor: cores,
         num_executors: execs,
-        hosts: hosts.first().and_then(|r| i(r.get("n"))).unwrap_or(1),
+        hosts: tuner.hosts,
         heap_mib: heap,
         dynamic_allocation: props
             .get("spark.dynamicAllocation.enabled")

@@ -175,11 +175,15 @@ pub fn training_rows(
     Ok((rows, warnings))
 }
 
-fn matrix(rows: &[TrainingRow], names: &[String]) -> Result<DMatrix> {
-    let flat: Vec<f32> = rows
-        .iter()
+/// The rows' features, row-major, as XGBoost's f32.
+fn flat(rows: &[TrainingRow]) -> Vec<f32> {
+    rows.iter()
         .flat_map(|r| r.features.iter().map(|v| *v as f32))
-        .collect();
+        .collect()
+}
+
+fn matrix(rows: &[TrainingRow], names: &[String]) -> Result<DMatrix> {
+    let flat = flat(rows);
     let mut dm = DMatrix::from_dense(&flat, rows.len()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let labels: Vec<f32> = rows.iter().map(|r| r.label() as f32).collect();
     dm.set_labels(&labels).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -248,10 +252,7 @@ pub struct Evaluation {
 }
 
 pub fn evaluate(model: &Model, rows: &[TrainingRow]) -> Result<Evaluation> {
-    let flat: Vec<f32> = rows
-        .iter()
-        .flat_map(|r| r.features.iter().map(|v| *v as f32))
-        .collect();
+    let flat = flat(rows);
     let margins = if rows.is_empty() {
         Vec::new()
     } else {

@@ -17,7 +17,9 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
-use aether_predict::qualify::{AppQualification, QualifyOptions, Status, qualify_inputs};
+use aether_predict::qualify::{
+    AppQualification, BATCH_LOGS, QualifyOptions, Status, qualify_inputs,
+};
 
 fn csv_rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
     let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -33,29 +35,79 @@ fn csv_rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
         .collect()
 }
 
-#[test]
-fn qualify_equals_the_reference_tool() {
-    let shared = common::shared();
-    let datasets = shared.join("datasets");
-    let golden = shared.join("anchor/golden/dev");
-    let opts = QualifyOptions {
+/// Options as the reference run: EMR, its default model; with `catalog`, GPU shapes ranked by
+/// cost (else the reference shape).
+fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
+    QualifyOptions {
         platform: "emr".into(),
         model: std::sync::Mutex::new(aether_predict::model::Model::builtin("emr").unwrap()),
         settings: Default::default(),
         explain: 3,
         ingest: Default::default(),
-        catalog: None,
+        catalog: catalog.then(|| aether_predict::cluster::Catalog::load(None).unwrap()),
         region: "us-east-1".into(),
         gpu_families: vec!["g6".into()],
-    };
-    // the inputs the reference run was given
-    let inputs: Vec<String> = std::fs::read_to_string(golden.join("INPUTS.txt"))
+        batch_logs,
+    }
+}
+
+/// The inputs the reference run was given.
+fn reference_inputs() -> Vec<String> {
+    let shared = common::shared();
+    let datasets = shared.join("datasets");
+    std::fs::read_to_string(shared.join("anchor/golden/dev/INPUTS.txt"))
         .unwrap()
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| datasets.join(l.trim()).to_string_lossy().into_owned())
-        .collect();
-    let results = qualify_inputs(&inputs, &opts, |_, _, _| {});
+        .collect()
+}
+
+/// Small logs are judged in batches (one session for many apps): every result, down to the
+/// last feature value, SHAP contribution, cluster and config line, must be what one session
+/// per log gives. The inputs include app ids shared by several logs (a batch holds each app id
+/// once), GPU, streaming, Photon, truncated and unreadable logs.
+#[test]
+fn batched_sessions_equal_one_session_per_log() {
+    let shared = common::shared();
+    let mut inputs = reference_inputs();
+    let mut dirs = vec![shared.join("datasets/spark-tests")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.file_name().is_some_and(|n| n != "SOURCE.txt") {
+                inputs.push(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let batched = qualify_inputs(&inputs, &options(BATCH_LOGS, true), |_, _, _| {});
+    let alone = qualify_inputs(&inputs, &options(1, true), |_, _, _| {});
+    assert_eq!(batched.len(), alone.len());
+    let qualified = alone.iter().filter(|q| q.status == Status::Success).count();
+    let mut differ = Vec::new();
+    for (b, a) in batched.iter().zip(&alone) {
+        if format!("{b:?}") != format!("{a:?}") {
+            differ.push(a.event_log.clone());
+        }
+    }
+    println!(
+        "batched: {} logs ({qualified} qualified), {} differ from one session per log",
+        alone.len(),
+        differ.len()
+    );
+    assert!(differ.is_empty(), "{differ:#?}");
+    assert!(qualified >= 80, "{qualified}");
+}
+
+#[test]
+fn qualify_equals_the_reference_tool() {
+    let shared = common::shared();
+    let datasets = shared.join("datasets");
+    let golden = shared.join("anchor/golden/dev");
+    let opts = options(BATCH_LOGS, false);
+    let results = qualify_inputs(&reference_inputs(), &opts, |_, _, _| {});
     let prefix = format!("{}/", datasets.to_string_lossy());
     let by_log: BTreeMap<String, &AppQualification> = results
         .iter()

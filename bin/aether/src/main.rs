@@ -361,6 +361,9 @@ struct QualifyArgs {
     /// Show the top N reasons (XGBoost SHAP contributions) behind each app's prediction.
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
     explain: Option<usize>,
+    /// Small logs judged together in one session, at most N at a time (1: one session per log).
+    #[arg(long, default_value_t = aether_predict::qualify::BATCH_LOGS, value_name = "N")]
+    batch_logs: usize,
     /// Change a setting, e.g. --set gpu_speedup_min=1.5 (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -462,6 +465,7 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         catalog,
         region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
         gpu_families: emr.gpu_instance_types.clone(),
+        batch_logs: a.batch_logs,
     };
     let tty = std::io::stderr().is_terminal();
     let history_path = cfg.history_db();

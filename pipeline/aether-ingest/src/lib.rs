@@ -225,8 +225,17 @@ fn assemble(
 
 /// The tables of one log read by [`read_logs`] (for callers that process logs one at a time).
 pub fn ingested_one(log: &LogSource, out: LogOutcome) -> Ingested {
+    ingested_batch(std::iter::once((log, out)))
+}
+
+/// The tables of several logs read by [`read_logs`], together (for callers that process logs
+/// in batches).
+pub fn ingested_batch<'a>(logs: impl IntoIterator<Item = (&'a LogSource, LogOutcome)>) -> Ingested {
     let t0 = Instant::now();
-    let mut res = assemble(std::iter::once(split(log, out)), Vec::new());
+    let mut res = assemble(
+        logs.into_iter().map(|(log, out)| split(log, out)),
+        Vec::new(),
+    );
     res.elapsed = t0.elapsed();
     res
 }

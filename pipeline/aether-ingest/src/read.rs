@@ -29,6 +29,7 @@ pub struct ErrorRow {
 }
 
 /// The outcome of reading one log.
+#[derive(Clone)]
 pub struct LogOutcome {
     /// The tables, when at least one Spark event was read.
     pub app: Option<AppBatches>,

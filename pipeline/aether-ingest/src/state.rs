@@ -190,6 +190,7 @@ pub struct AppState {
 }
 
 /// Rows of one application attempt, one batch per table.
+#[derive(Clone)]
 pub struct AppBatches {
     pub app_id: String,
     pub attempt_id: Option<String>,

@@ -2,11 +2,13 @@
 //! qualification (docs/reference/autotuner.md), for any target shape, each value with the
 //! reason it is set.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aether_engine::SessionContext;
 use anyhow::Result;
 use serde_json::Value;
+
+use crate::qualify::{Row, rows_by_app};
 
 const TUNING_TABLE: &str =
     include_str!("../../../datasets/reference/rapids-plugin/tuning-table.csv");
@@ -589,144 +591,165 @@ fn int(v: Option<&Value>) -> i64 {
     crate::qualify::i(v).unwrap_or(0)
 }
 
-/// Read the rules' inputs from the tables and views of one app.
-pub async fn inputs(ctx: &SessionContext, props: &BTreeMap<String, String>) -> Result<TunerInputs> {
-    let mut inp = TunerInputs {
-        props: props.clone(),
-        ..Default::default()
-    };
-    let app = crate::qualify::rows(ctx, "SELECT spark_version FROM applications").await?;
-    inp.spark_version = app
-        .first()
-        .and_then(|r| r.get("spark_version"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    // executors: the most cores, and the most alive at once (the driver only in local mode)
-    let ex = crate::qualify::rows(
-        ctx,
-        "SELECT executor_id, host, cores, added_ms, removed_ms FROM executors WHERE cores IS NOT NULL",
-    )
-    .await?;
-    let workers: Vec<_> = if ex
-        .iter()
-        .any(|e| e.get("executor_id").and_then(Value::as_str) != Some("driver"))
-    {
-        ex.iter()
-            .filter(|e| e.get("executor_id").and_then(Value::as_str) != Some("driver"))
-            .collect()
-    } else {
-        ex.iter().collect()
-    };
-    inp.hosts = workers
-        .iter()
-        .filter_map(|e| e.get("host").and_then(Value::as_str))
-        .collect::<BTreeSet<_>>()
-        .len() as i64;
-    if !workers.is_empty() {
-        let cores = workers
-            .iter()
-            .map(|e| int(e.get("cores")))
-            .max()
-            .unwrap_or(1);
-        let mut events: Vec<(i64, i64)> = Vec::new();
-        for e in &workers {
-            events.push((int(e.get("added_ms")), 1));
-            if e.get("removed_ms").is_some_and(|v| !v.is_null()) {
-                events.push((int(e.get("removed_ms")), -1));
-            }
-        }
-        // removals before additions at the same instant
-        events.sort();
-        let (mut alive, mut peak) = (0i64, 0i64);
-        for (_, d) in events {
-            alive += d;
-            peak = peak.max(alive);
-        }
-        inp.cluster = Some((cores, peak.max(1)));
+/// Read the rules' inputs of every app in `ctx` (its tables and views), by app id. The Spark
+/// properties (`props`) are left for the caller to fill in.
+pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, TunerInputs>> {
+    let mut all: HashMap<String, TunerInputs> = HashMap::new();
+    for (app, rows) in rows_by_app(ctx, "SELECT app_id, spark_version FROM applications").await? {
+        all.entry(app).or_default().spark_version = rows
+            .first()
+            .and_then(|r| r.get("spark_version"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
     }
-    for r in crate::qualify::rows(
+    // executors: the most cores, and the most alive at once (the driver only in local mode)
+    for (app, ex) in rows_by_app(
         ctx,
-        "SELECT stage_id, MAX(input_bytes_read) AS input_max,
-                SUM(shuffle_remote_bytes_read + shuffle_local_bytes_read) AS sr,
-                SUM(shuffle_bytes_written) AS sw, SUM(disk_bytes_spilled) AS disk
-         FROM tasks GROUP BY stage_id",
+        "SELECT app_id, executor_id, host, cores, added_ms, removed_ms FROM executors
+         WHERE cores IS NOT NULL",
     )
     .await?
     {
-        inp.stages.insert(
-            int(r.get("stage_id")),
-            (
-                int(r.get("input_max")),
-                int(r.get("sr")),
-                int(r.get("sw")),
-                int(r.get("disk")),
-            ),
-        );
+        let inp = all.entry(app).or_default();
+        let is_driver = |e: &&Row| e.get("executor_id").and_then(Value::as_str) == Some("driver");
+        let workers: Vec<&Row> = if ex.iter().any(|e| !is_driver(&e)) {
+            ex.iter().filter(|e| !is_driver(e)).collect()
+        } else {
+            ex.iter().collect()
+        };
+        inp.hosts = workers
+            .iter()
+            .filter_map(|e| e.get("host").and_then(Value::as_str))
+            .collect::<BTreeSet<_>>()
+            .len() as i64;
+        if !workers.is_empty() {
+            let cores = workers
+                .iter()
+                .map(|e| int(e.get("cores")))
+                .max()
+                .unwrap_or(1);
+            let mut events: Vec<(i64, i64)> = Vec::new();
+            for e in &workers {
+                events.push((int(e.get("added_ms")), 1));
+                if e.get("removed_ms").is_some_and(|v| !v.is_null()) {
+                    events.push((int(e.get("removed_ms")), -1));
+                }
+            }
+            // removals before additions at the same instant
+            events.sort();
+            let (mut alive, mut peak) = (0i64, 0i64);
+            for (_, d) in events {
+                alive += d;
+                peak = peak.max(alive);
+            }
+            inp.cluster = Some((cores, peak.max(1)));
+        }
     }
-    for r in crate::qualify::rows(
+    for (app, rows) in rows_by_app(
         ctx,
-        "WITH t AS (SELECT stage_id, stage_attempt_id,
+        "SELECT app_id, stage_id, MAX(input_bytes_read) AS input_max,
+                SUM(shuffle_remote_bytes_read + shuffle_local_bytes_read) AS sr,
+                SUM(shuffle_bytes_written) AS sw, SUM(disk_bytes_spilled) AS disk
+         FROM tasks GROUP BY app_id, stage_id",
+    )
+    .await?
+    {
+        let inp = all.entry(app).or_default();
+        for r in rows {
+            inp.stages.insert(
+                int(r.get("stage_id")),
+                (
+                    int(r.get("input_max")),
+                    int(r.get("sr")),
+                    int(r.get("sw")),
+                    int(r.get("disk")),
+                ),
+            );
+        }
+    }
+    for (app, rows) in rows_by_app(
+        ctx,
+        "WITH t AS (SELECT app_id, stage_id, stage_attempt_id,
                            shuffle_remote_bytes_read + shuffle_local_bytes_read AS r FROM tasks),
-              m AS (SELECT stage_id, stage_attempt_id, AVG(r) AS avg_r FROM t GROUP BY 1, 2)
-         SELECT DISTINCT t.stage_id FROM t JOIN m USING (stage_id, stage_attempt_id)
+              m AS (SELECT app_id, stage_id, stage_attempt_id, AVG(r) AS avg_r FROM t GROUP BY 1, 2, 3)
+         SELECT DISTINCT t.app_id, t.stage_id FROM t JOIN m USING (app_id, stage_id, stage_attempt_id)
          WHERE t.r > 3 * m.avg_r AND t.r > 104857600",
     )
     .await?
     {
-        inp.skewed_stages.insert(int(r.get("stage_id")));
+        let inp = all.entry(app).or_default();
+        inp.skewed_stages
+            .extend(rows.iter().map(|r| int(r.get("stage_id"))));
     }
-    for r in crate::qualify::rows(
+    for (app, rows) in rows_by_app(
         ctx,
-        "WITH s AS (SELECT DISTINCT sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL),
-              k AS (SELECT DISTINCT stage_id FROM stages WHERE status IN ('complete', 'failed', 'active'))
-         SELECT s.sql_id, COALESCE(SUM(t.input_bytes_read), 0) AS input,
+        "WITH s AS (SELECT DISTINCT app_id, sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL),
+              k AS (SELECT DISTINCT app_id, stage_id FROM stages
+                    WHERE status IN ('complete', 'failed', 'active'))
+         SELECT s.app_id, s.sql_id, COALESCE(SUM(t.input_bytes_read), 0) AS input,
                 COALESCE(SUM(t.shuffle_remote_bytes_read + t.shuffle_local_bytes_read), 0) AS sr
-         FROM s JOIN k USING (stage_id) LEFT JOIN tasks t ON t.stage_id = s.stage_id
-         GROUP BY s.sql_id",
+         FROM s JOIN k ON k.app_id = s.app_id AND k.stage_id = s.stage_id
+         LEFT JOIN tasks t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
+         GROUP BY s.app_id, s.sql_id",
     )
     .await?
     {
-        inp.sql_io.push((int(r.get("input")), int(r.get("sr"))));
+        let inp = all.entry(app).or_default();
+        inp.sql_io.extend(
+            rows.iter()
+                .map(|r| (int(r.get("input")), int(r.get("sr")))),
+        );
     }
-    let f = crate::qualify::rows(
+    for (app, rows) in rows_by_app(
         ctx,
         "WITH node_stage AS (
-             SELECT DISTINCT n.sql_id, n.node_id, n.node_name, n.description, UNNEST(m.update_stage_ids) AS stage_id
+             SELECT DISTINCT n.app_id, n.sql_id, n.node_id, n.node_name, n.description,
+                    UNNEST(m.update_stage_ids) AS stage_id
              FROM sql_plan_nodes n
-             JOIN sql_metrics m ON m.sql_id = n.sql_id AND m.plan_version = n.plan_version AND m.node_id = n.node_id
+             JOIN sql_metrics m ON m.app_id = n.app_id AND m.sql_id = n.sql_id
+              AND m.plan_version = n.plan_version AND m.node_id = n.node_id
              WHERE n.is_final
          ),
          cached AS (
-             SELECT DISTINCT sql_id, stage_id FROM node_stage
+             SELECT DISTINCT app_id, sql_id, stage_id FROM node_stage
              WHERE node_name LIKE '%InMemoryTableScan%' OR node_name LIKE '%InMemoryRelation%'
                 OR description LIKE '%InMemoryTableScan%' OR description LIKE '%InMemoryRelation%'
          ),
          scan_stages AS (
-             SELECT DISTINCT ns.sql_id, ns.stage_id FROM node_stage ns
+             SELECT DISTINCT ns.app_id, ns.stage_id FROM node_stage ns
              WHERE ((ns.node_name LIKE 'Scan %' AND ns.node_name NOT LIKE 'Scan OneRowRelation%'
                      AND ns.node_name NOT LIKE 'Scan In-memory%')
                     OR ns.node_name LIKE '%BatchScan%' OR ns.node_name LIKE '%JDBCRelation%')
-               AND NOT EXISTS (SELECT 1 FROM cached c WHERE c.sql_id = ns.sql_id AND c.stage_id = ns.stage_id)
+               AND NOT EXISTS (SELECT 1 FROM cached c WHERE c.app_id = ns.app_id
+                               AND c.sql_id = ns.sql_id AND c.stage_id = ns.stage_id)
          )
-         SELECT MAX(t.input_bytes_read) AS f FROM tasks t
-         WHERE t.stage_id IN (SELECT stage_id FROM scan_stages) AND t.input_bytes_read > 0",
+         SELECT t.app_id, MAX(t.input_bytes_read) AS f
+         FROM tasks t JOIN scan_stages s ON s.app_id = t.app_id AND s.stage_id = t.stage_id
+         WHERE t.input_bytes_read > 0
+         GROUP BY t.app_id",
     )
-    .await?;
-    inp.file_scan_task_input_max = f
-        .first()
-        .and_then(|r| r.get("f"))
-        .filter(|v| !v.is_null())
-        .map(|v| int(Some(v)));
-    let cache = crate::qualify::rows(
+    .await?
+    {
+        all.entry(app).or_default().file_scan_task_input_max = rows
+            .first()
+            .and_then(|r| r.get("f"))
+            .filter(|v| !v.is_null())
+            .map(|v| int(Some(v)));
+    }
+    for (app, rows) in rows_by_app(
         ctx,
-        "SELECT COUNT(*) AS n FROM sql_plan_nodes
+        "SELECT app_id, COUNT(*) AS n FROM sql_plan_nodes
          WHERE node_name IN ('InMemoryRelation', 'InMemoryTableScan', 'TableCacheQueryStage', 'GpuInMemoryTableScan')
-            OR starts_with(node_name, 'Scan In-memory table ')",
+            OR starts_with(node_name, 'Scan In-memory table ')
+         GROUP BY app_id",
     )
-    .await?;
-    inp.cache_evidence = int(cache.first().and_then(|r| r.get("n"))) > 0;
-    Ok(inp)
+    .await?
+    {
+        all.entry(app).or_default().cache_evidence =
+            int(rows.first().and_then(|r| r.get("n"))) > 0;
+    }
+    Ok(all)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Qualification of one event log: status (is it a CPU Spark app we can judge?), the QualX
 //! prediction, the unsupported-operator share and the speedup category.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use aether_engine::{AnalysisSettings, SessionContext};
 use anyhow::Result;
@@ -73,11 +73,23 @@ pub struct AppQualification {
     pub spark_conf: String,
 }
 
-pub(crate) async fn rows(
+/// One result row, by column name.
+pub(crate) type Row = serde_json::Map<String, Value>;
+
+pub(crate) async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Row>> {
+    Ok(aether_engine::analyze::json_rows(ctx, sql).await?)
+}
+
+/// The rows of `sql` (which must return an `app_id` column), by app id.
+pub(crate) async fn rows_by_app(
     ctx: &SessionContext,
     sql: &str,
-) -> Result<Vec<serde_json::Map<String, Value>>> {
-    Ok(aether_engine::analyze::json_rows(ctx, sql).await?)
+) -> Result<HashMap<String, Vec<Row>>> {
+    let mut out: HashMap<String, Vec<Row>> = HashMap::new();
+    for r in rows(ctx, sql).await? {
+        out.entry(s(r.get("app_id"))).or_default().push(r);
+    }
+    Ok(out)
 }
 
 fn s(v: Option<&Value>) -> String {
@@ -130,21 +142,104 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
     }
 }
 
-/// Qualify the single app registered in `ctx` (tables of one log, views registered with
-/// `settings`).
-pub async fn qualify_app(
-    ctx: &SessionContext,
+/// What qualification reads from one session's tables and views, for every app in it (one
+/// query each, whatever the number of apps), by app id.
+struct SessionFacts {
+    apps: HashMap<String, Vec<Row>>,
+    props: HashMap<String, Vec<Row>>,
+    gpu_nodes: HashMap<String, Vec<Row>>,
+    streaming: HashMap<String, Vec<Row>>,
+    unsupported: HashMap<String, Vec<Row>>,
+    features: HashMap<String, Vec<qualx::FeatureRow>>,
+    spill: HashMap<String, Vec<Row>>,
+    heap: HashMap<String, Vec<Row>>,
+    tuner: HashMap<String, crate::autotuner::TunerInputs>,
+}
+
+impl SessionFacts {
+    async fn read(ctx: &SessionContext, o: &QualifyOptions) -> Result<SessionFacts> {
+        let names = lock(&o.model)?.feature_names().to_vec();
+        let mut features: HashMap<String, Vec<qualx::FeatureRow>> = HashMap::new();
+        for r in qualx::feature_rows(ctx, &names, &o.platform).await? {
+            features.entry(r.app_id.clone()).or_default().push(r);
+        }
+        Ok(SessionFacts {
+            apps: rows_by_app(
+                ctx,
+                "SELECT app_id, attempt_id, app_name, start_ms FROM applications",
+            )
+            .await?,
+            props: rows_by_app(
+                ctx,
+                "SELECT app_id, key, value FROM properties WHERE category = 'spark'",
+            )
+            .await?,
+            gpu_nodes: rows_by_app(
+                ctx,
+                "SELECT app_id, COUNT(*) AS n FROM sql_plan_nodes
+                 WHERE starts_with(node_name, 'Gpu') GROUP BY app_id",
+            )
+            .await?,
+            streaming: rows_by_app(
+                ctx,
+                "SELECT app_id, COUNT(*) AS n FROM event_counts
+                 WHERE event LIKE '%StreamingQueryListener%' GROUP BY app_id",
+            )
+            .await?,
+            unsupported: rows_by_app(ctx, "SELECT * FROM unsupported_summary").await?,
+            features,
+            spill: rows_by_app(
+                ctx,
+                &format!(
+                    "WITH spills AS (
+                         SELECT app_id, stage_id, SUM(memory_bytes_spilled) AS spilled
+                         FROM tasks GROUP BY app_id, stage_id
+                     ),
+                     allowed AS (
+                         SELECT DISTINCT app_id, UNNEST(stage_ids) AS stage_id FROM operators
+                         WHERE node_name LIKE '%Aggregate%' OR node_name LIKE '%Join%'
+                            OR node_name LIKE '%Sort%'
+                     )
+                     SELECT s.app_id, COUNT(*) AS n FROM spills s
+                     WHERE s.spilled > {}
+                       AND NOT EXISTS (SELECT 1 FROM allowed a
+                                       WHERE a.app_id = s.app_id AND a.stage_id = s.stage_id)
+                     GROUP BY s.app_id",
+                    o.settings.spill_heuristic_min_bytes
+                ),
+            )
+            .await?,
+            heap: rows_by_app(
+                ctx,
+                "SELECT app_id, executor_memory_mib FROM resource_profiles
+                 WHERE resource_profile_id = 0",
+            )
+            .await?,
+            tuner: crate::autotuner::inputs(ctx).await?,
+        })
+    }
+
+    /// The first row `app` has in `rows`.
+    fn first<'a>(rows: &'a HashMap<String, Vec<Row>>, app: &str) -> Option<&'a Row> {
+        rows.get(app).and_then(|r| r.first())
+    }
+
+    /// The count (`n`) a grouped query found for `app` (0 when it has no row).
+    fn count(rows: &HashMap<String, Vec<Row>>, app: &str) -> i64 {
+        i(Self::first(rows, app).and_then(|r| r.get("n"))).unwrap_or(0)
+    }
+}
+
+/// Qualify the app `app_id` (the log `event_log`) from what was read of its session.
+fn qualify_app(
+    facts: &SessionFacts,
+    app_id: &str,
     event_log: &str,
     o: &QualifyOptions,
 ) -> Result<AppQualification> {
     let (model, platform, settings, explain) =
         (&o.model, o.platform.as_str(), &o.settings, o.explain);
-    let apps = rows(
-        ctx,
-        "SELECT app_id, attempt_id, app_name, start_ms FROM applications",
-    )
-    .await?;
-    let Some(app) = apps.first() else {
+    let Some(app) = SessionFacts::first(&facts.apps, app_id) else {
         return Ok(not_qualified(
             event_log,
             Status::Unknown,
@@ -165,12 +260,7 @@ pub async fn qualify_app(
             "the log has no SparkListenerApplicationStart (application start unknown)".into();
         return Ok(q);
     }
-    for r in rows(
-        ctx,
-        "SELECT key, value FROM properties WHERE category = 'spark'",
-    )
-    .await?
-    {
+    for r in facts.props.get(app_id).into_iter().flatten() {
         q.spark_properties
             .insert(s(r.get("key")), s(r.get("value")));
     }
@@ -178,22 +268,12 @@ pub async fn qualify_app(
     let plugin = prop("spark.plugins").is_some_and(|p| p.contains("com.nvidia.spark.SQLPlugin"))
         && !prop("spark.rapids.sql.enabled")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
-    let gpu_nodes = rows(
-        ctx,
-        "SELECT COUNT(*) AS n FROM sql_plan_nodes WHERE starts_with(node_name, 'Gpu')",
-    )
-    .await?;
-    if plugin || i(gpu_nodes[0].get("n")).unwrap_or(0) > 0 {
+    if plugin || SessionFacts::count(&facts.gpu_nodes, app_id) > 0 {
         q.status = Status::Skipped;
         q.status_reason = "a GPU run (the RAPIDS plugin ran it): nothing to qualify".into();
         return Ok(q);
     }
-    let streaming = rows(
-        ctx,
-        "SELECT COUNT(*) AS n FROM event_counts WHERE event LIKE '%StreamingQueryListener%'",
-    )
-    .await?;
-    if i(streaming[0].get("n")).unwrap_or(0) > 0 {
+    if SessionFacts::count(&facts.streaming, app_id) > 0 {
         q.status = Status::Skipped;
         q.status_reason = "a Spark Structured Streaming app: not qualified".into();
         return Ok(q);
@@ -207,8 +287,7 @@ pub async fn qualify_app(
         return Ok(q);
     }
 
-    let summary = rows(ctx, "SELECT * FROM unsupported_summary").await?;
-    if let Some(u) = summary.first() {
+    if let Some(u) = SessionFacts::first(&facts.unsupported, app_id) {
         q.app_duration_ms = i(u.get("app_duration_ms")).unwrap_or(0);
         q.sql_stage_durations_sum_ms = i(u.get("sql_stage_durations_sum_ms")).unwrap_or(0);
         q.unsupported_stage_duration_ms = i(u.get("unsupported_stage_duration_ms")).unwrap_or(0);
@@ -216,8 +295,7 @@ pub async fn qualify_app(
             f(u.get("unsupported_stage_duration_pct")).unwrap_or(0.0);
     }
 
-    let names = lock(model)?.feature_names().to_vec();
-    let features = qualx::feature_rows(ctx, &names, platform).await?;
+    let features = facts.features.get(app_id).cloned().unwrap_or_default();
     {
         // the booster is not shareable between threads: one prediction at a time
         let model = lock(model)?;
@@ -227,32 +305,18 @@ pub async fn qualify_app(
         q.reasons = qualx::top_reasons(&model, &refs, explain);
     }
 
-    let spill = rows(
-        ctx,
-        &format!(
-            "WITH spills AS (
-                 SELECT stage_id, SUM(memory_bytes_spilled) AS spilled FROM tasks GROUP BY stage_id
-             ),
-             allowed AS (
-                 SELECT DISTINCT UNNEST(stage_ids) AS stage_id FROM operators
-                 WHERE node_name LIKE '%Aggregate%' OR node_name LIKE '%Join%'
-                    OR node_name LIKE '%Sort%'
-             )
-             SELECT COUNT(*) AS n FROM spills
-             WHERE spilled > {} AND stage_id NOT IN (SELECT stage_id FROM allowed)",
-            settings.spill_heuristic_min_bytes
-        ),
-    )
-    .await?;
-    if i(spill[0].get("n")).unwrap_or(0) > 0 {
+    if SessionFacts::count(&facts.spill, app_id) > 0 {
         q.skip_by_heuristics = true;
         q.not_recommended_reason = format!(
             "Skipping due to total data spill in stages exceeding {}",
             human_bytes(settings.spill_heuristic_min_bytes)
         );
     }
-    let tuner = crate::autotuner::inputs(ctx, &q.spark_properties).await?;
-    q.executors = executor_facts(ctx, &q.spark_properties, &tuner).await?;
+    let mut tuner = facts.tuner.get(app_id).cloned().unwrap_or_default();
+    tuner.props = q.spark_properties.clone();
+    let heap =
+        SessionFacts::first(&facts.heap, app_id).and_then(|r| i(r.get("executor_memory_mib")));
+    q.executors = executor_facts(heap, &q.spark_properties, &tuner);
     let target = match &o.catalog {
         Some(cat) => {
             let rec = crate::cluster::recommend(
@@ -283,20 +347,14 @@ pub async fn qualify_app(
     Ok(q)
 }
 
-/// Executors, cores, hosts (as the AutoTuner's inputs count them) and heap from the log.
-async fn executor_facts(
-    ctx: &SessionContext,
+/// Executors, cores, hosts (as the AutoTuner's inputs count them) and heap (the default
+/// resource profile's executor memory, else `spark.executor.memory`) from the log.
+fn executor_facts(
+    heap_mib: Option<i64>,
     props: &BTreeMap<String, String>,
     tuner: &crate::autotuner::TunerInputs,
-) -> Result<crate::cluster::ExecutorFacts> {
-    let rp = rows(
-        ctx,
-        "SELECT executor_memory_mib FROM resource_profiles WHERE resource_profile_id = 0",
-    )
-    .await?;
-    let heap = rp
-        .first()
-        .and_then(|r| i(r.get("executor_memory_mib")))
+) -> crate::cluster::ExecutorFacts {
+    let heap = heap_mib
         .or_else(|| {
             props
                 .get("spark.executor.memory")
@@ -305,7 +363,7 @@ async fn executor_facts(
         })
         .unwrap_or(1024);
     let (cores, execs) = crate::autotuner::source_cores_and_executors(tuner).unwrap_or((1, 0));
-    Ok(crate::cluster::ExecutorFacts {
+    crate::cluster::ExecutorFacts {
         cores_per_executor: cores,
         num_executors: execs,
         hosts: tuner.hosts,
@@ -313,7 +371,7 @@ async fn executor_facts(
         dynamic_allocation: props
             .get("spark.dynamicAllocation.enabled")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
-    })
+    }
 }
 
 /// The speedup category and the not-recommended reason, with the reference tool's rules: the
@@ -386,13 +444,31 @@ pub struct QualifyOptions {
     pub region: String,
     /// GPU instance families (or types) the recommendation may use.
     pub gpu_families: Vec<String>,
+    /// Small logs judged together in one session, at most this many (1: one session per log;
+    /// default [`BATCH_LOGS`]).
+    pub batch_logs: usize,
+}
+
+/// Logs judged together in one session: at most this many logs by default…
+pub const BATCH_LOGS: usize = 64;
+/// …and this many bytes of (uncompressed) log text. A larger log is judged on its own.
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// Logs read and waiting to be judged together.
+#[derive(Default)]
+struct Pending {
+    logs: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>,
+    bytes: u64,
+    apps: HashSet<String>,
 }
 
 /// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
-/// time. Each log is read, judged and dropped before the next, so memory stays bounded by the
-/// logs in flight. `each(result, done, total)` is called (from worker threads) as soon as each
-/// log is judged, e.g. to record it. Results come back in input order; of several attempts of
-/// one app only the newest counts as qualified (the older ones become SKIPPED at the end).
+/// time. Small logs are judged in batches (one session, each query run once for all the apps
+/// in it: planning costs far more than the work on a small log); a log larger than
+/// [`BATCH_BYTES`] is judged alone. Memory stays bounded by the logs in flight and one batch.
+/// `each(result, done, total)` is called (from worker threads) as soon as each log is judged,
+/// e.g. to record it. Results come back in input order; of several attempts of one app only
+/// the newest counts as qualified (the older ones become SKIPPED at the end).
 pub fn qualify_inputs(
     inputs: &[String],
     o: &QualifyOptions,
@@ -400,21 +476,57 @@ pub fn qualify_inputs(
 ) -> Vec<AppQualification> {
     let rt = aether_ingest::io_runtime();
     let (logs, source_errors) = aether_ingest::discover(inputs, &o.ingest, &rt);
-    let index: std::collections::HashMap<&str, usize> = logs
+    let index: HashMap<&str, usize> = logs
         .iter()
         .enumerate()
         .map(|(i, l)| (l.display.as_str(), i))
         .collect();
     let results: std::sync::Mutex<Vec<(usize, AppQualification)>> = Default::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
+    let judge = |batch: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>| {
+        for (name, mut q) in qualify_batch(batch, o) {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            each(&mut q, n, logs.len());
+            if let Ok(mut r) = results.lock() {
+                r.push((index[name.as_str()], q));
+            }
+        }
+    };
+    let pending: std::sync::Mutex<Pending> = Default::default();
     aether_ingest::read_logs(&logs, &o.ingest, &rt, |log, out| {
-        let mut q = qualify_one(log, out, o);
-        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        each(&mut q, n, logs.len());
-        if let Ok(mut r) = results.lock() {
-            r.push((index[log.display.as_str()], q));
+        let item = (log.clone(), out);
+        let app = item.1.app.as_ref().map(|a| a.app_id.clone());
+        let ready = match app {
+            Some(app) if item.1.bytes < BATCH_BYTES => {
+                let Ok(mut p) = pending.lock() else {
+                    return judge(vec![item]);
+                };
+                // one app id per batch: the tables are keyed by it
+                let full = p.apps.contains(&app)
+                    || p.logs.len() >= o.batch_logs.max(1)
+                    || p.bytes + item.1.bytes > BATCH_BYTES;
+                let ready = if full {
+                    std::mem::take(&mut *p).logs
+                } else {
+                    Vec::new()
+                };
+                p.bytes += item.1.bytes;
+                p.apps.insert(app);
+                p.logs.push(item);
+                ready
+            }
+            _ => vec![item],
+        };
+        if !ready.is_empty() {
+            judge(ready);
         }
     });
+    if let Ok(mut p) = pending.lock() {
+        let rest = std::mem::take(&mut *p).logs;
+        if !rest.is_empty() {
+            judge(rest);
+        }
+    }
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|(i, _)| *i);
     let mut out: Vec<AppQualification> = results.into_iter().map(|(_, q)| q).collect();
@@ -451,64 +563,101 @@ fn skip_older_attempts(out: &mut [AppQualification]) {
     }
 }
 
-fn qualify_one(
-    log: &aether_ingest::LogSource,
-    out: aether_ingest::LogOutcome,
+/// Judge logs already read, in one session (distinct app ids). When the session fails, each
+/// log is judged on its own, so that one bad log fails alone.
+fn qualify_batch(
+    batch: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>,
     o: &QualifyOptions,
-) -> AppQualification {
-    let name = log.display.clone();
-    let first_error = out.errors.first().map(|e| e.error.clone());
-    let bad_lines = out.errors.len();
-    if out.app.is_none() {
-        return not_qualified(
-            &name,
-            Status::Failure,
-            first_error.unwrap_or_else(|| "no Spark events in the file".into()),
-        );
+) -> Vec<(String, AppQualification)> {
+    let mut out = Vec::new();
+    let mut readable = Vec::new();
+    for (log, lo) in batch {
+        match &lo.app {
+            Some(app) => readable.push((log, app.app_id.clone(), lo)),
+            None => {
+                let reason = lo
+                    .errors
+                    .first()
+                    .map(|e| e.error.clone())
+                    .unwrap_or_else(|| "no Spark events in the file".into());
+                out.push((
+                    log.display.clone(),
+                    not_qualified(&log.display, Status::Failure, reason),
+                ));
+            }
+        }
     }
-    let ing = aether_ingest::ingested_one(log, out);
-    let rt = match tokio::runtime::Builder::new_current_thread().build() {
-        Ok(rt) => rt,
-        Err(e) => return not_qualified(&name, Status::Failure, e.to_string()),
-    };
+    if readable.is_empty() {
+        return out;
+    }
     let t0 = std::time::Instant::now();
-    let res = rt.block_on(async {
+    let res = qualify_session(&readable, o);
+    tracing::debug!(
+        logs = readable.len(),
+        elapsed_ms = t0.elapsed().as_millis() as u64,
+        "qualified"
+    );
+    match res {
+        Ok(qs) => out.extend(qs),
+        Err(e) if readable.len() == 1 => {
+            let name = readable[0].0.display.clone();
+            out.push((
+                name.clone(),
+                not_qualified(&name, Status::Failure, format!("{e:#}")),
+            ));
+        }
+        Err(e) => {
+            tracing::debug!(error = %format!("{e:#}"), "a batch failed: judging its logs one by one");
+            for (log, _, lo) in readable {
+                out.extend(qualify_batch(vec![(log, lo)], o));
+            }
+        }
+    }
+    out
+}
+
+/// Every view qualification reads (materialized once per session; the others are not
+/// registered).
+const QUALIFY_VIEWS: &[&str] = &[
+    "operators",
+    "stage_jobs",
+    "stage_wall",
+    "app_duration",
+    "unsupported_summary",
+    "qualx_stage_agg",
+    "qualx_node_metrics",
+    "qualx_node_stages",
+    "qualx_plan_nodes",
+    "qualx_sql_agg",
+    "qualx_op_flags",
+    "qualx_features",
+];
+
+/// Judge logs (each with its app id) in one session.
+fn qualify_session(
+    logs: &[(aether_ingest::LogSource, String, aether_ingest::LogOutcome)],
+    o: &QualifyOptions,
+) -> Result<Vec<(String, AppQualification)>> {
+    let ing = aether_ingest::ingested_batch(logs.iter().map(|(log, _, lo)| (log, lo.clone())));
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let facts = rt.block_on(async {
         let ctx = aether_engine::session_with_partitions(1);
         aether_engine::register_ingested(&ctx, &ing)?;
-        // one small log per session: compute the shared views once
-        aether_engine::views::register_views_materialized(
-            &ctx,
-            &o.settings,
-            &[
-                "operators",
-                "stage_jobs",
-                "stage_wall",
-                "app_duration",
-                "unsupported_summary",
-                "qualx_stage_agg",
-                "qualx_node_metrics",
-                "qualx_node_stages",
-                "qualx_plan_nodes",
-                "qualx_sql_agg",
-                "qualx_op_flags",
-                "qualx_features",
-            ],
-            // (every view qualification reads; the others are not registered)
-        )
-        .await?;
-        qualify_app(&ctx, &name, o).await
-    });
-    tracing::debug!(log = %name, elapsed_ms = t0.elapsed().as_millis() as u64, "qualified");
-    match res {
-        Ok(mut q) => {
-            if bad_lines > 0 && q.status == Status::Success {
+        aether_engine::views::register_views_materialized(&ctx, &o.settings, QUALIFY_VIEWS).await?;
+        SessionFacts::read(&ctx, o).await
+    })?;
+    logs.iter()
+        .map(|(log, app_id, lo)| {
+            let name = log.display.clone();
+            let mut q = qualify_app(&facts, app_id, &name, o)?;
+            if let (Some(first), Status::Success) = (lo.errors.first(), q.status) {
                 q.status_reason = format!(
-                    "{bad_lines} unreadable line(s) skipped, first: {}",
-                    first_error.unwrap_or_default()
+                    "{} unreadable line(s) skipped, first: {}",
+                    lo.errors.len(),
+                    first.error
                 );
             }
-            q
-        }
-        Err(e) => not_qualified(&name, Status::Failure, format!("{e:#}")),
-    }
+            Ok((name, q))
+        })
+        .collect()
 }

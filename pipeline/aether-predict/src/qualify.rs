@@ -454,12 +454,73 @@ pub const BATCH_LOGS: usize = 64;
 /// …and this many bytes of (uncompressed) log text. A larger log is judged on its own.
 const BATCH_BYTES: u64 = 64 << 20;
 
-/// Logs read and waiting to be judged together.
-#[derive(Default)]
-struct Pending {
-    logs: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>,
+/// Groups logs as they are read into batches judged together: distinct app ids in a batch (the
+/// tables are keyed by app id), at most `max_logs` logs and `max_bytes` bytes of log text each.
+struct Batcher<T> {
+    open: Vec<Batch<T>>,
+    max_logs: usize,
+    max_bytes: u64,
+    /// Batches kept open at once (more when app ids repeat); beyond it the fullest is handed
+    /// over, so memory stays bounded.
+    max_open: usize,
+}
+
+struct Batch<T> {
+    items: Vec<T>,
     bytes: u64,
     apps: HashSet<String>,
+}
+
+impl<T> Batcher<T> {
+    fn new(max_logs: usize, max_bytes: u64, max_open: usize) -> Self {
+        Batcher {
+            open: Vec::new(),
+            max_logs: max_logs.max(1),
+            max_bytes,
+            max_open: max_open.max(1),
+        }
+    }
+
+    /// Add a log of app `app` and `bytes` bytes; returns a batch ready to be judged, if any.
+    fn add(&mut self, item: T, app: String, bytes: u64) -> Option<Vec<T>> {
+        if bytes >= self.max_bytes || self.max_logs == 1 {
+            return Some(vec![item]);
+        }
+        let (max_logs, max_bytes) = (self.max_logs, self.max_bytes);
+        let i = match self.open.iter().position(|b| {
+            !b.apps.contains(&app) && b.bytes + bytes <= max_bytes && b.items.len() < max_logs
+        }) {
+            Some(i) => i,
+            None => {
+                self.open.push(Batch {
+                    items: Vec::new(),
+                    bytes: 0,
+                    apps: HashSet::new(),
+                });
+                self.open.len() - 1
+            }
+        };
+        let b = &mut self.open[i];
+        b.items.push(item);
+        b.bytes += bytes;
+        b.apps.insert(app);
+        if b.items.len() >= max_logs || b.bytes >= max_bytes {
+            return Some(self.open.remove(i).items);
+        }
+        if self.open.len() > self.max_open {
+            // the batch holding the most (the oldest of equals)
+            let fullest = (0..self.open.len())
+                .rev()
+                .max_by_key(|&j| (self.open[j].bytes, self.open[j].items.len()))?;
+            return Some(self.open.remove(fullest).items);
+        }
+        None
+    }
+
+    /// The batches still open.
+    fn finish(self) -> Vec<Vec<T>> {
+        self.open.into_iter().map(|b| b.items).collect()
+    }
 }
 
 /// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
@@ -492,41 +553,40 @@ pub fn qualify_inputs(
             }
         }
     };
-    let pending: std::sync::Mutex<Pending> = Default::default();
+    let threads = match o.ingest.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let batcher = std::sync::Mutex::new(Batcher::new(o.batch_logs, BATCH_BYTES, 2 * threads));
     aether_ingest::read_logs(&logs, &o.ingest, &rt, |log, out| {
+        let bytes = out.bytes;
         let item = (log.clone(), out);
-        let app = item.1.app.as_ref().map(|a| a.app_id.clone());
-        let ready = match app {
-            Some(app) if item.1.bytes < BATCH_BYTES => {
-                let Ok(mut p) = pending.lock() else {
-                    return judge(vec![item]);
-                };
-                // one app id per batch: the tables are keyed by it
-                let full = p.apps.contains(&app)
-                    || p.logs.len() >= o.batch_logs.max(1)
-                    || p.bytes + item.1.bytes > BATCH_BYTES;
-                let ready = if full {
-                    std::mem::take(&mut *p).logs
-                } else {
-                    Vec::new()
-                };
-                p.bytes += item.1.bytes;
-                p.apps.insert(app);
-                p.logs.push(item);
-                ready
-            }
-            _ => vec![item],
+        let ready = match item.1.app.as_ref().map(|a| a.app_id.clone()) {
+            Some(app) => match batcher.lock() {
+                Ok(mut b) => b.add(item, app, bytes),
+                Err(_) => Some(vec![item]),
+            },
+            None => Some(vec![item]),
         };
-        if !ready.is_empty() {
-            judge(ready);
+        if let Some(batch) = ready {
+            judge(batch);
         }
     });
-    if let Ok(mut p) = pending.lock() {
-        let rest = std::mem::take(&mut *p).logs;
-        if !rest.is_empty() {
-            judge(rest);
+    // the batches left, several at a time
+    let rest = batcher
+        .into_inner()
+        .map(Batcher::finish)
+        .unwrap_or_default();
+    let queue = std::sync::Mutex::new(rest.into_iter());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(batch) = queue.lock().ok().and_then(|mut q| q.next()) {
+                    judge(batch);
+                }
+            });
         }
-    }
+    });
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|(i, _)| *i);
     let mut out: Vec<AppQualification> = results.into_iter().map(|(_, q)| q).collect();
@@ -660,4 +720,33 @@ fn qualify_session(
             Ok((name, q))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_hold_distinct_apps_within_bounds() {
+        let mut b = Batcher::new(3, 100, 2);
+        assert_eq!(b.add(1, "a".into(), 10), None);
+        assert_eq!(b.add(2, "b".into(), 10), None);
+        // a second log of app a goes to a new batch
+        assert_eq!(b.add(3, "a".into(), 10), None);
+        // the first batch is full at 3 logs
+        assert_eq!(b.add(4, "c".into(), 10), Some(vec![1, 2, 4]));
+        // a log as large as a batch is judged alone
+        assert_eq!(b.add(5, "d".into(), 100), Some(vec![5]));
+        // 10 + 95 > 100 bytes: another batch
+        assert_eq!(b.add(6, "e".into(), 95), None);
+        // at most 2 batches stay open: the one holding the most bytes is handed over
+        assert_eq!(b.add(7, "a".into(), 10), Some(vec![6]));
+        // of equals, the oldest
+        assert_eq!(b.add(8, "a".into(), 10), Some(vec![3]));
+        assert_eq!(b.finish(), vec![vec![7], vec![8]]);
+        // one log per batch
+        let mut one = Batcher::new(1, 100, 2);
+        assert_eq!(one.add(1, "a".into(), 1), Some(vec![1]));
+        assert!(one.finish().is_empty());
+    }
 }

@@ -749,4 +749,72 @@ mod tests {
         assert_eq!(one.add(1, "a".into(), 1), Some(vec![1]));
         assert!(one.finish().is_empty());
     }
+
+    fn options() -> QualifyOptions {
+        QualifyOptions {
+            platform: "emr".into(),
+            model: std::sync::Mutex::new(Model::builtin("emr").unwrap()),
+            settings: Default::default(),
+            explain: 3,
+            ingest: Default::default(),
+            catalog: None,
+            region: "us-east-1".into(),
+            gpu_families: vec!["g6".into()],
+            batch_logs: BATCH_LOGS,
+        }
+    }
+
+    /// A batch whose session cannot be built (here: one log's `tasks` table has another
+    /// table's columns) is judged again one log per session: that log fails with the reason,
+    /// the others get exactly their own results.
+    #[test]
+    fn a_failed_batch_is_judged_one_log_per_session() {
+        let o = options();
+        let rt = aether_ingest::io_runtime();
+        let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/sample");
+        let (logs, errors) = aether_ingest::discover(&[sample.to_string()], &o.ingest, &rt);
+        assert!(errors.is_empty() && logs.len() >= 4, "{errors:?}");
+        let read = std::sync::Mutex::new(Vec::new());
+        aether_ingest::read_logs(&logs, &o.ingest, &rt, |l, out| {
+            read.lock().unwrap().push((l.clone(), out))
+        });
+        let mut batch = read.into_inner().unwrap();
+        batch.sort_by(|a, b| a.0.display.cmp(&b.0.display));
+        let alone: Vec<(String, AppQualification)> = batch
+            .iter()
+            .flat_map(|item| qualify_batch(vec![item.clone()], &o))
+            .collect();
+        assert!(alone.iter().all(|(_, q)| q.status == Status::Success));
+
+        let (mut log, mut broken) = batch[0].clone();
+        log.display = "broken-log".into();
+        let app = broken.app.as_mut().unwrap();
+        app.app_id = "broken-app".into();
+        let jobs = app
+            .batches
+            .iter()
+            .find(|(n, _)| *n == "jobs")
+            .unwrap()
+            .1
+            .clone();
+        for (name, b) in app.batches.iter_mut() {
+            if *name == "tasks" {
+                *b = jobs.clone();
+            }
+        }
+        batch.insert(1, (log, broken));
+        let got = qualify_batch(batch, &o);
+        assert_eq!(got.len(), alone.len() + 1);
+        let (name, q) = got.iter().find(|(n, _)| n == "broken-log").unwrap();
+        assert_eq!((name.as_str(), q.status), ("broken-log", Status::Failure));
+        assert!(
+            q.status_reason.contains("tasks") || q.status_reason.contains("schema"),
+            "{}",
+            q.status_reason
+        );
+        for (name, want) in &alone {
+            let (_, q) = got.iter().find(|(n, _)| n == name).unwrap();
+            assert_eq!(format!("{q:?}"), format!("{want:?}"), "{name}");
+        }
+    }
 }

@@ -8,22 +8,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
-
-fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let headers = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            let rec = rec.unwrap();
-            headers
-                .iter()
-                .zip(rec.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
 
 fn stage_set(s: &str) -> BTreeSet<String> {
     s.split(':')
@@ -37,12 +21,12 @@ fn operator_support_and_unsupported_time_equal_the_reference_tool() {
     let shared = common::shared();
     let golden = shared.join("anchor/golden/dev");
     let apps_summary: HashMap<String, HashMap<String, String>> =
-        csv_rows(&golden.join("qual_core_output/apps_summary.csv"))
+        common::csv_rows(&golden.join("qual_core_output/apps_summary.csv"))
             .into_iter()
             .map(|r| (r["App ID"].clone(), r))
             .collect();
     let qual_summary: HashMap<String, HashMap<String, String>> =
-        csv_rows(&golden.join("qualification_summary.csv"))
+        common::csv_rows(&golden.join("qualification_summary.csv"))
             .into_iter()
             .map(|r| (r["App ID"].clone(), r))
             .collect();
@@ -81,7 +65,7 @@ fn operator_support_and_unsupported_time_equal_the_reference_tool() {
         .into_iter()
         .map(|r| ((r[0].clone(), r[1].clone()), r[2..].to_vec()))
         .collect();
-        for g in csv_rows(&dir.join("execs.csv")) {
+        for g in common::csv_rows(&dir.join("execs.csv")) {
             execs += 1;
             let key = (g["SQL ID"].clone(), g["SQL Node Id"].clone());
             let ok = mine.get(&key).is_some_and(|m| {
@@ -108,7 +92,7 @@ fn operator_support_and_unsupported_time_equal_the_reference_tool() {
 
         // unsupported operator rows, and the unsupported expressions inside them
         let mut want: BTreeMap<Vec<String>, i64> = BTreeMap::new();
-        for g in csv_rows(&dir.join("unsupported_operators.csv")) {
+        for g in common::csv_rows(&dir.join("unsupported_operators.csv")) {
             let k: Vec<String> = [
                 "SQL ID",
                 "Stage ID",

@@ -21,20 +21,6 @@ use aether_predict::qualify::{
     AppQualification, BATCH_LOGS, QualifyOptions, Status, qualify_inputs,
 };
 
-fn csv_rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let h = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            let rec = rec.unwrap();
-            h.iter()
-                .zip(rec.iter())
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
-
 /// Options as the reference run: EMR, its default model; with `catalog`, GPU shapes ranked by
 /// cost (else the reference shape).
 fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
@@ -117,7 +103,7 @@ fn qualify_equals_the_reference_tool() {
     // every log's status
     let mut failures = Vec::new();
     let (mut statuses, mut deliberate) = (0, Vec::new());
-    for g in csv_rows(&golden.join("qual_core_output/status.csv")) {
+    for g in common::csv_rows(&golden.join("qual_core_output/status.csv")) {
         let log = &g["Event Log"];
         let Some(q) = by_log.get(log.as_str()) else {
             failures.push(format!("{log}: no result (reference: {})", g["Status"]));
@@ -144,12 +130,12 @@ fn qualify_equals_the_reference_tool() {
 
     // per qualified app
     let per_app: HashMap<String, HashMap<String, String>> =
-        csv_rows(&golden.join("xgboost_predictions/per_app.csv"))
+        common::csv_rows(&golden.join("xgboost_predictions/per_app.csv"))
             .into_iter()
             .map(|r| (r["appId"].clone(), r))
             .collect();
     let summary: HashMap<String, HashMap<String, String>> =
-        csv_rows(&golden.join("qualification_summary.csv"))
+        common::csv_rows(&golden.join("qualification_summary.csv"))
             .into_iter()
             .map(|r| (r["App ID"].clone(), r))
             .collect();

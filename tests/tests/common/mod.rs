@@ -6,6 +6,23 @@ use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::SessionContext;
 use std::path::PathBuf;
 
+/// The rows of a CSV file with a header, each as column name → value. Panics naming the file
+/// when it cannot be read.
+pub fn csv_rows(path: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let headers = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
 /// `../shared` next to the repository (or `$AETHER_SHARED`). Panics when missing: CI must
 /// have it, and a test that silently skips would hide that.
 pub fn shared() -> PathBuf {

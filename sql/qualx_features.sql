@@ -4,15 +4,7 @@
 -- compares every value with the reference tool's features.csv). Column names are the model's
 -- feature names. A SQL gets a row when its jobs ran tasks in stages its final plan's metrics
 -- were updated in; its task metrics are aggregated over those stages (S(q)), supported or not.
--- metrics that were updated (by tasks, or by the driver for this SQL), with their totals
-WITH metric_row AS (
-    SELECT
-        app_id, att, sql_id, node_id, node_name, metric, metric_type,
-        GREATEST(COALESCE(task_total, 0), COALESCE(driver_total, 0)) AS total
-    FROM qualx_node_metrics
-    WHERE task_total IS NOT NULL OR driver_total IS NOT NULL
-),
-job_stage AS (
+WITH job_stage AS (
     SELECT app_id, COALESCE(app_attempt_id, '') AS att, sql_id, stage_id
     FROM stage_jobs
     WHERE sql_id IS NOT NULL AND sql_id >= 0
@@ -54,9 +46,10 @@ scans AS (
         SUM(CASE WHEN metric = 'size of files read' THEN total END) AS data_size,
         SUM(CASE WHEN metric = 'GPU decode time' THEN
                 CASE WHEN metric_type = 'nsTiming' THEN total / 1000000 ELSE total END END) AS decode_time
-    FROM metric_row
-    WHERE (node_name LIKE 'Scan %' AND node_name NOT LIKE 'Scan OneRowRelation%')
-        OR node_name LIKE '%BatchScan%'
+    FROM qualx_node_metrics
+    WHERE total IS NOT NULL
+      AND ((node_name LIKE 'Scan %' AND node_name NOT LIKE 'Scan OneRowRelation%')
+           OR node_name LIKE '%BatchScan%')
     GROUP BY app_id, att, sql_id
 ),
 -- executors per resource profile (the driver only in local mode); the first one stands for all

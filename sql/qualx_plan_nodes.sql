@@ -1,13 +1,6 @@
 -- QualX building block: final-plan nodes with at least one updated metric and a GPU-support verdict
 -- (M(q) in docs/reference/qualx-features.md §3.2), with the metric totals per node.
-WITH metric_row AS (
-    SELECT
-        app_id, att, sql_id, node_id, node_name, metric, metric_type,
-        GREATEST(COALESCE(task_total, 0), COALESCE(driver_total, 0)) AS total
-    FROM qualx_node_metrics
-    WHERE task_total IS NOT NULL OR driver_total IS NOT NULL
-),
-node_sup AS (
+WITH node_sup AS (
     SELECT
         app_id, COALESCE(app_attempt_id, '') AS att, sql_id, node_id,
         bool_and(supported OR action = 'IgnoreNoPerf' OR operator LIKE 'WholeStageCodegen%') AS sup
@@ -15,5 +8,6 @@ node_sup AS (
     GROUP BY app_id, COALESCE(app_attempt_id, ''), sql_id, node_id
 )
 SELECT DISTINCT r.app_id, r.att, r.sql_id, r.node_id, r.node_name, s.sup
-FROM metric_row r
+FROM qualx_node_metrics r
 JOIN node_sup s USING (app_id, att, sql_id, node_id)
+WHERE r.total IS NOT NULL

@@ -1,15 +1,8 @@
 -- QualX building block: per SQL, its task metrics aggregated over S(q) — the stages its final
 -- plan's metrics were updated in — with the supported share of task time and the Databricks IO
 -- cache figures (docs/reference/qualx-features.md §3.2, §4.2-4.7).
-WITH metric_row AS (
-    SELECT
-        app_id, att, sql_id, node_id, node_name, metric, metric_type,
-        GREATEST(COALESCE(task_total, 0), COALESCE(driver_total, 0)) AS total
-    FROM qualx_node_metrics
-    WHERE task_total IS NOT NULL OR driver_total IS NOT NULL
-),
 -- S(q) with each stage's support: all of q's nodes that ran in it are supported
-sq_stage AS (
+WITH sq_stage AS (
     SELECT r.app_id, r.att, r.sql_id, r.stage_id, bool_and(m.sup) AS supp
     FROM qualx_node_stages r
     JOIN qualx_plan_nodes m USING (app_id, att, sql_id, node_id)
@@ -44,9 +37,9 @@ cache AS (
         r.app_id, r.att, r.sql_id,
         SUM(CASE WHEN r.metric = 'cache hits size' THEN r.total END) AS hits,
         SUM(CASE WHEN r.metric = 'cache misses size' THEN r.total END) AS misses
-    FROM metric_row r
+    FROM qualx_node_metrics r
     JOIN qualx_plan_nodes m USING (app_id, att, sql_id, node_id)
-    WHERE m.sup AND r.metric IN ('cache hits size', 'cache misses size')
+    WHERE r.total IS NOT NULL AND m.sup AND r.metric IN ('cache hits size', 'cache misses size')
     GROUP BY r.app_id, r.att, r.sql_id
 )
 SELECT

@@ -112,31 +112,22 @@ fn path_match(n: &Node, path: &[&str]) -> bool {
 }
 
 fn norm_path(mut n: Node) -> Option<Node> {
-    if path_match(&n, &["GpuTopN", "GpuTopN"]) {
-        n.name = "TakeOrderedAndProject".into();
-        let first = n.children.into_iter().next()?;
-        n.children = first
-            .children
-            .into_iter()
-            .map(norm_path)
-            .collect::<Option<_>>()?;
-    } else if path_match(&n, &["Project", "Filter"]) {
-        let first = n.children.into_iter().next()?;
-        n.children = first
-            .children
-            .into_iter()
-            .map(norm_path)
-            .collect::<Option<_>>()?;
-    } else if path_match(&n, &["UnionWithLocalData", "Union"]) {
+    if path_match(&n, &["UnionWithLocalData", "Union"]) {
         let first = n.children.into_iter().next()?;
         return norm_path(first.children.into_iter().next()?);
-    } else {
-        n.children = n
-            .children
-            .into_iter()
-            .map(norm_path)
-            .collect::<Option<_>>()?;
     }
+    // these pairs collapse into the outer node, which takes the inner node's children
+    let collapse = if path_match(&n, &["GpuTopN", "GpuTopN"]) {
+        n.name = "TakeOrderedAndProject".into();
+        true
+    } else {
+        path_match(&n, &["Project", "Filter"])
+    };
+    let mut children = std::mem::take(&mut n.children);
+    if collapse {
+        children = children.into_iter().next()?.children;
+    }
+    n.children = children.into_iter().map(norm_path).collect::<Option<_>>()?;
     Some(n)
 }
 

@@ -592,17 +592,9 @@ fn int(v: Option<&Value>) -> i64 {
 }
 
 /// Read the rules' inputs of every app in `ctx` (its tables and views), by app id. The Spark
-/// properties (`props`) are left for the caller to fill in.
+/// properties and version (`props`, `spark_version`) are left for the caller to fill in.
 pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, TunerInputs>> {
     let mut all: HashMap<String, TunerInputs> = HashMap::new();
-    for (app, rows) in rows_by_app(ctx, "SELECT app_id, spark_version FROM applications").await? {
-        all.entry(app).or_default().spark_version = rows
-            .first()
-            .and_then(|r| r.get("spark_version"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-    }
     // executors: the most cores, and the most alive at once (the driver only in local mode)
     for (app, ex) in rows_by_app(
         ctx,

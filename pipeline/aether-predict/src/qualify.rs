@@ -166,7 +166,7 @@ impl SessionFacts {
         Ok(SessionFacts {
             apps: rows_by_app(
                 ctx,
-                "SELECT app_id, attempt_id, app_name, start_ms FROM applications",
+                "SELECT app_id, attempt_id, app_name, start_ms, spark_version FROM applications",
             )
             .await?,
             props: rows_by_app(
@@ -230,9 +230,10 @@ impl SessionFacts {
     }
 }
 
-/// Qualify the app `app_id` (the log `event_log`) from what was read of its session.
+/// Qualify the app `app_id` (the log `event_log`) from what was read of its session (its
+/// features and AutoTuner inputs are taken out of `facts`).
 fn qualify_app(
-    facts: &SessionFacts,
+    facts: &mut SessionFacts,
     app_id: &str,
     event_log: &str,
     o: &QualifyOptions,
@@ -254,6 +255,7 @@ fn qualify_app(
         .map(String::from);
     q.app_name = s(app.get("app_name"));
     q.start_ms = i(app.get("start_ms"));
+    let spark_version = s(app.get("spark_version"));
     if q.start_ms.is_none() {
         q.status = Status::Unknown;
         q.status_reason =
@@ -295,7 +297,7 @@ fn qualify_app(
             f(u.get("unsupported_stage_duration_pct")).unwrap_or(0.0);
     }
 
-    let features = facts.features.get(app_id).cloned().unwrap_or_default();
+    let features = facts.features.remove(app_id).unwrap_or_default();
     {
         // the booster is not shareable between threads: one prediction at a time
         let model = lock(model)?;
@@ -312,8 +314,9 @@ fn qualify_app(
             human_bytes(settings.spill_heuristic_min_bytes)
         );
     }
-    let mut tuner = facts.tuner.get(app_id).cloned().unwrap_or_default();
+    let mut tuner = facts.tuner.remove(app_id).unwrap_or_default();
     tuner.props = q.spark_properties.clone();
+    tuner.spark_version = spark_version;
     let heap =
         SessionFacts::first(&facts.heap, app_id).and_then(|r| i(r.get("executor_memory_mib")));
     q.executors = executor_facts(heap, &q.spark_properties, &tuner);
@@ -700,7 +703,7 @@ fn qualify_session(
 ) -> Result<Vec<(String, AppQualification)>> {
     let ing = aether_ingest::ingested_batch(logs.iter().map(|(log, _, lo)| (log, lo.clone())));
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
-    let facts = rt.block_on(async {
+    let mut facts = rt.block_on(async {
         let ctx = aether_engine::session_with_partitions(1);
         aether_engine::register_ingested(&ctx, &ing)?;
         aether_engine::views::register_views_materialized(&ctx, &o.settings, QUALIFY_VIEWS).await?;
@@ -709,7 +712,7 @@ fn qualify_session(
     logs.iter()
         .map(|(log, app_id, lo)| {
             let name = log.display.clone();
-            let mut q = qualify_app(&facts, app_id, &name, o)?;
+            let mut q = qualify_app(&mut facts, app_id, &name, o)?;
             if let (Some(first), Status::Success) = (lo.errors.first(), q.status) {
                 q.status_reason = format!(
                     "{} unreadable line(s) skipped, first: {}",

@@ -21,15 +21,9 @@ fn operator_support_and_unsupported_time_equal_the_reference_tool() {
     let shared = common::shared();
     let golden = shared.join("anchor/golden/dev");
     let apps_summary: HashMap<String, HashMap<String, String>> =
-        common::csv_rows(&golden.join("qual_core_output/apps_summary.csv"))
-            .into_iter()
-            .map(|r| (r["App ID"].clone(), r))
-            .collect();
+        common::csv_by(&golden.join("qual_core_output/apps_summary.csv"), "App ID");
     let qual_summary: HashMap<String, HashMap<String, String>> =
-        common::csv_rows(&golden.join("qualification_summary.csv"))
-            .into_iter()
-            .map(|r| (r["App ID"].clone(), r))
-            .collect();
+        common::csv_by(&golden.join("qualification_summary.csv"), "App ID");
     let mut dirs: Vec<_> = std::fs::read_dir(golden.join("qual_core_output/qual_metrics"))
         .unwrap()
         .map(|e| e.unwrap().path())

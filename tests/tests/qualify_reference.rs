@@ -130,15 +130,9 @@ fn qualify_equals_the_reference_tool() {
 
     // per qualified app
     let per_app: HashMap<String, HashMap<String, String>> =
-        common::csv_rows(&golden.join("xgboost_predictions/per_app.csv"))
-            .into_iter()
-            .map(|r| (r["appId"].clone(), r))
-            .collect();
+        common::csv_by(&golden.join("xgboost_predictions/per_app.csv"), "appId");
     let summary: HashMap<String, HashMap<String, String>> =
-        common::csv_rows(&golden.join("qualification_summary.csv"))
-            .into_iter()
-            .map(|r| (r["App ID"].clone(), r))
-            .collect();
+        common::csv_by(&golden.join("qualification_summary.csv"), "App ID");
     let mut logs_of: HashMap<&str, usize> = HashMap::new();
     for q in results.iter().filter(|q| q.status == Status::Success) {
         *logs_of.entry(q.app_id.as_str()).or_default() += 1;

@@ -23,6 +23,17 @@ pub fn csv_rows(path: &std::path::Path) -> Vec<std::collections::HashMap<String,
         .collect()
 }
 
+/// The rows of a CSV file by the value of column `key` (a later row with the same key wins).
+pub fn csv_by(
+    path: &std::path::Path,
+    key: &str,
+) -> std::collections::HashMap<String, std::collections::HashMap<String, String>> {
+    csv_rows(path)
+        .into_iter()
+        .map(|r| (r[key].clone(), r))
+        .collect()
+}
+
 /// `../shared` next to the repository (or `$AETHER_SHARED`). Panics when missing: CI must
 /// have it, and a test that silently skips would hide that.
 pub fn shared() -> PathBuf {

@@ -1,0 +1,75 @@
+# Setup's checks as small functions (sourced by scripts/setup and scripts/check, and tested by
+# tests/tests/setup_checks.rs against directories that look like a fresh machine). Each one
+# answers for the machine as it is: what it found (on stdout) and 0, or 1 when it must install.
+
+# The libclang the xgb crate's bindgen loads (clang-sys searches for libclang.so,
+# libclang-<ver>.so, libclang.so.<n> and libclang-<ver>.so.<n>). Debian's libclang-cpp14
+# (libclang-cpp.so.14, the C++ interface, preinstalled with llvm) is not it.
+# Usage: find_libclang DIR...  -> prints the first library found
+find_libclang() {
+  local dir f base
+  for dir in "$@"; do
+    [ -d "$dir" ] || continue
+    for f in "$dir"/libclang.so "$dir"/libclang.so.* "$dir"/libclang-*.so "$dir"/libclang-*.so.*; do
+      [ -e "$f" ] || continue
+      base=${f##*/}
+      case "$base" in
+        libclang-cpp*) continue ;;                 # the C++ library, not libclang
+        libclang-[0-9]*|libclang.so*) ;;          # libclang-14.so.1, libclang.so.14
+        *) continue ;;
+      esac
+      echo "$f"
+      return 0
+    done
+  done
+  return 1
+}
+
+# clang's own headers (stddef.h and friends), which bindgen's parse needs next to the library:
+# <llvm dir>/lib/clang/<version>/include. Usage: find_clang_headers LLVM_LIB_DIR...
+find_clang_headers() {
+  local dir h
+  for dir in "$@"; do
+    for h in "$dir"/clang/*/include/stddef.h; do
+      if [ -f "$h" ]; then echo "${h%/stddef.h}"; return 0; fi
+    done
+  done
+  return 1
+}
+
+# Where clang-sys looks on Linux: $LIBCLANG_PATH, then the LLVM installs and the system
+# library directories, under ROOT (default /; the tests point it at a fake machine).
+# Usage: libclang_search_dirs [ROOT]
+libclang_search_dirs() {
+  local root=${1:-} d
+  if [ -n "${LIBCLANG_PATH:-}" ]; then echo "$LIBCLANG_PATH"; fi
+  for d in "$root"/usr/lib/llvm-*/lib "$root"/usr/lib/x86_64-linux-gnu "$root"/usr/lib/aarch64-linux-gnu "$root"/usr/lib64 "$root"/usr/lib "$root"/usr/local/lib; do
+    [ -d "$d" ] && echo "$d"
+  done
+  return 0
+}
+
+# The XGBoost library unpacked from the wheel, at the version setup pins.
+# Usage: xgboost_ok DEST VERSION -> prints the library path
+xgboost_ok() {
+  local dest=$1 version=$2
+  [ -f "$dest/xgboost/lib/libxgboost.so" ] || return 1
+  [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$version" ] || return 1
+  echo "$dest/xgboost/lib/libxgboost.so"
+}
+
+# moto's server at the pinned version, with boto3 (the tests seed buckets with it).
+# Usage: moto_ok VERSION [PYTHON] -> prints the version found
+moto_ok() {
+  local version=$1 py=${2:-python3}
+  command -v moto_server >/dev/null 2>&1 || return 1
+  "$py" - "$version" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+import boto3, flask, moto.server  # noqa: F401  (the server's own imports)
+v = version("moto")
+if v != sys.argv[1]:
+    sys.exit(1)
+print(v)
+PY
+}

@@ -1,7 +1,12 @@
 -- One row per application attempt: duration, executors and cores over time (peak and
 -- time-weighted average), task time and CPU share, jobs / stages / tasks by status, rows and bytes
 -- read and written, shuffle, spill and GC totals.
-WITH bounds AS (
+-- Executors here are those that run tasks: the driver counts only in local mode (where
+-- ExecutorAdded announces it with its cores), not for its block manager alone.
+WITH execs AS (
+    SELECT * FROM executors WHERE NOT (executor_id = 'driver' AND cores IS NULL)
+),
+bounds AS (
     SELECT
         a.app_id,
         a.attempt_id AS app_attempt_id,
@@ -23,7 +28,7 @@ exec_life AS (
         e.cores,
         GREATEST(e.added_ms, b.start_ms) AS from_ms,
         LEAST(COALESCE(e.removed_ms, b.end_ms), b.end_ms) AS to_ms
-    FROM executors e
+    FROM execs e
     JOIN bounds b ON b.app_id = e.app_id AND (b.app_attempt_id IS NOT DISTINCT FROM e.app_attempt_id)
 ),
 exec_avg AS (
@@ -38,10 +43,10 @@ exec_avg AS (
 ),
 exec_events AS (
     SELECT app_id, app_attempt_id, added_ms AS at_ms, 1 AS d_executors, cores AS d_cores
-    FROM executors WHERE added_ms IS NOT NULL
+    FROM execs WHERE added_ms IS NOT NULL
     UNION ALL
     SELECT app_id, app_attempt_id, removed_ms, -1, -cores
-    FROM executors WHERE removed_ms IS NOT NULL
+    FROM execs WHERE removed_ms IS NOT NULL
 ),
 exec_running AS (
     SELECT

@@ -22,14 +22,14 @@ stage_findings AS (
     UNION ALL
     SELECT s.app_id, s.app_attempt_id, s.sql_id, s.stage_id, s.stage_attempt_id, NULL,
            'SpillToDisk', 'disk_spill_bytes', CAST(s.disk_spill_bytes AS DOUBLE), c.disk_spill_min_bytes,
-           'tasks spilled ' || s.disk_spill_bytes || ' bytes to disk: give each task more memory '
+           'tasks spilled ' || format_bytes(s.disk_spill_bytes) || ' to disk: give each task more memory '
              || '(spark.executor.memory, fewer spark.executor.cores) or more, smaller partitions '
              || '(spark.sql.shuffle.partitions, spark.sql.files.maxPartitionBytes)'
     FROM s CROSS JOIN cfg c WHERE s.disk_spill_bytes >= c.disk_spill_min_bytes
     UNION ALL
     SELECT s.app_id, s.app_attempt_id, s.sql_id, s.stage_id, s.stage_attempt_id, NULL,
            'MemorySpill', 'memory_spill_bytes', CAST(s.memory_spill_bytes AS DOUBLE), c.memory_spill_min_bytes,
-           'tasks spilled ' || s.memory_spill_bytes || ' bytes of in-memory data: execution memory '
+           'tasks spilled ' || format_bytes(s.memory_spill_bytes) || ' of in-memory data: execution memory '
              || 'is short (spark.memory.fraction, spark.executor.memory) or partitions are too large'
     FROM s CROSS JOIN cfg c WHERE s.memory_spill_bytes >= c.memory_spill_min_bytes
     UNION ALL
@@ -137,19 +137,51 @@ job_time AS (
            SUM(GREATEST(end_ms - GREATEST(submit_ms, COALESCE(prev_end_ms, submit_ms)), 0)) AS jobs_wall_ms
     FROM job_spans GROUP BY app_id, app_attempt_id, sql_id
 ),
+-- Python operators of the final plans. Spark 4 times the Python code ('time to execute Python
+-- code'); Spark 3.5 and older only count the bytes shipped to and from the Python workers, so
+-- there the share comes from the task time of the stages the Python operators ran in.
+python_nodes AS (
+    SELECT app_id, app_attempt_id, sql_id, plan_version, node_id, node_name, stage_ids
+    FROM sql_plan_nodes
+    WHERE is_final AND node_name IN ('BatchEvalPython', 'ArrowEvalPython', 'FlatMapGroupsInPandas',
+                          'FlatMapCoGroupsInPandas', 'MapInPandas', 'MapInArrow', 'PythonMapInArrow',
+                          'AggregateInPandas', 'WindowInPandas', 'FlatMapGroupsInArrow',
+                          'FlatMapCoGroupsInArrow', 'BatchEvalPythonUDTF', 'ArrowEvalPythonUDTF')
+),
 python AS (
     SELECT n.app_id, n.app_attempt_id, n.sql_id,
            SUM(m.value) FILTER (WHERE m.name = 'time to execute Python code') AS python_ms,
-           COUNT(DISTINCT n.node_id) AS python_nodes
-    FROM sql_plan_nodes n
+           SUM(m.value) FILTER (WHERE m.name = 'data sent to Python workers') AS sent_bytes,
+           SUM(m.value) FILTER (WHERE m.name = 'data returned from Python workers') AS returned_bytes,
+           array_to_string(array_sort(array_agg(DISTINCT n.node_name)), ', ') AS python_ops
+    FROM python_nodes n
     LEFT JOIN sql_metrics m
       ON m.app_id = n.app_id AND (m.app_attempt_id IS NOT DISTINCT FROM n.app_attempt_id)
      AND m.sql_id = n.sql_id AND m.plan_version = n.plan_version AND m.node_id = n.node_id
-    WHERE n.is_final AND (n.node_name IN ('BatchEvalPython', 'ArrowEvalPython', 'FlatMapGroupsInPandas',
-                          'FlatMapCoGroupsInPandas', 'MapInPandas', 'MapInArrow', 'PythonMapInArrow',
-                          'AggregateInPandas', 'WindowInPandas', 'FlatMapGroupsInArrow',
-                          'FlatMapCoGroupsInArrow', 'BatchEvalPythonUDTF', 'ArrowEvalPythonUDTF'))
     GROUP BY n.app_id, n.app_attempt_id, n.sql_id
+),
+python_stage_time AS (
+    SELECT p.app_id, p.app_attempt_id, p.sql_id, SUM(ss.task_time_ms) AS stage_task_time_ms
+    FROM (SELECT DISTINCT app_id, app_attempt_id, sql_id, UNNEST(stage_ids) AS stage_id
+          FROM python_nodes) p
+    JOIN stage_summary ss
+      ON ss.app_id = p.app_id AND (ss.app_attempt_id IS NOT DISTINCT FROM p.app_attempt_id)
+     AND ss.stage_id = p.stage_id
+    GROUP BY p.app_id, p.app_attempt_id, p.sql_id
+),
+python_share AS (
+    SELECT p.*, q.task_time_ms,
+           CASE WHEN p.python_ms IS NOT NULL THEN 'python_time_ratio'
+                ELSE 'python_stage_time_ratio' END AS metric,
+           CAST(COALESCE(p.python_ms, t.stage_task_time_ms) AS DOUBLE) / NULLIF(q.task_time_ms, 0) AS share,
+           t.stage_task_time_ms,
+           a.spark_version
+    FROM python p
+    JOIN sql_summary q ON q.app_id = p.app_id AND (q.app_attempt_id IS NOT DISTINCT FROM p.app_attempt_id)
+     AND q.sql_id = p.sql_id
+    JOIN applications a ON a.app_id = p.app_id AND (a.attempt_id IS NOT DISTINCT FROM p.app_attempt_id)
+    LEFT JOIN python_stage_time t ON t.app_id = p.app_id
+     AND (t.app_attempt_id IS NOT DISTINCT FROM p.app_attempt_id) AND t.sql_id = p.sql_id
 ),
 sql_findings AS (
     SELECT q.app_id, q.app_attempt_id, q.sql_id, CAST(NULL AS BIGINT) AS stage_id,
@@ -168,17 +200,25 @@ sql_findings AS (
       AND q.duration_ms - COALESCE(j.jobs_wall_ms, 0) >= c.driver_time_min_ms
       AND CAST(q.duration_ms - COALESCE(j.jobs_wall_ms, 0) AS DOUBLE) / q.duration_ms >= c.driver_time_ratio_min
     UNION ALL
-    SELECT q.app_id, q.app_attempt_id, q.sql_id, NULL, NULL, NULL,
-           'PythonUdf', 'python_time_ratio',
-           CAST(p.python_ms AS DOUBLE) / NULLIF(q.task_time_ms, 0), c.python_time_ratio_min,
-           'Python UDFs ran ' || p.python_ms || ' ms of the ' || q.task_time_ms
-             || ' ms task time (rows are serialised to Python workers and back, and the RAPIDS plugin '
-             || 'keeps these operators on the CPU): use built-in functions, or pandas UDFs over Arrow'
-    FROM sql_summary q
-    JOIN python p ON p.app_id = q.app_id AND (p.app_attempt_id IS NOT DISTINCT FROM q.app_attempt_id)
-     AND p.sql_id = q.sql_id
+    SELECT p.app_id, p.app_attempt_id, p.sql_id, NULL, NULL, NULL,
+           'PythonUdf', p.metric, p.share, c.python_time_ratio_min,
+           CASE WHEN p.python_ms IS NOT NULL THEN
+               'Python UDFs (' || p.python_ops || ') ran ' || p.python_ms || ' ms of the ' || p.task_time_ms
+               || ' ms task time'
+           ELSE
+               'Python UDFs (' || p.python_ops || ') ran in stages holding ' || p.stage_task_time_ms
+               || ' ms of the ' || p.task_time_ms || ' ms task time (Spark ' || COALESCE(p.spark_version, '?')
+               || ' does not time the Python code itself: an upper bound'
+               || COALESCE('; ' || format_bytes(p.sent_bytes) || ' sent to the Python workers and '
+                           || format_bytes(p.returned_bytes) || ' returned', '') || ')'
+           END
+             || '. Rows are serialised to the Python workers and back, and the RAPIDS plugin '
+             || 'keeps these operators on the CPU: use built-in functions'
+             || CASE WHEN p.python_ops LIKE '%BatchEvalPython%' THEN ', or pandas UDFs over Arrow'
+                     ELSE ' where they exist' END
+    FROM python_share p
     CROSS JOIN cfg c
-    WHERE CAST(p.python_ms AS DOUBLE) / NULLIF(q.task_time_ms, 0) >= c.python_time_ratio_min
+    WHERE p.share >= c.python_time_ratio_min
 ),
 found AS (
     SELECT * FROM stage_findings

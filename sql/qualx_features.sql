@@ -25,13 +25,16 @@ with_execs AS (
     JOIN qualx_node_stages r ON r.app_id = j.app_id AND r.att = j.att AND r.sql_id = j.sql_id
         AND r.stage_id = j.stage_id
 ),
--- failed or killed task attempts of the SQL's job stages, once per job listing and stage attempt
+-- failed or killed task attempts of the SQL's job stages, once per job listing and stage attempt.
+-- As the reference tool judges by the TaskInfo: a finished shuffle-map task re-run because its
+-- output was lost with its executor (end reason Resubmitted, TaskInfo still successful) is not a
+-- failure here, while tasks.status keeps Spark's count (failed).
 failed AS (
     SELECT j.app_id, j.att, j.sql_id, SUM(f.n * g.attempts) AS failed_tasks
     FROM job_stage j
     JOIN (
         SELECT app_id, COALESCE(app_attempt_id, '') AS att, stage_id, COUNT(*) AS n
-        FROM tasks WHERE status <> 'success'
+        FROM tasks WHERE status <> 'success' AND end_reason IS DISTINCT FROM 'Resubmitted'
         GROUP BY app_id, COALESCE(app_attempt_id, ''), stage_id
     ) f ON f.app_id = j.app_id AND f.att = j.att AND f.stage_id = j.stage_id
     JOIN qualx_stage_agg g ON g.app_id = j.app_id AND g.att = j.att AND g.stage_id = j.stage_id
@@ -64,7 +67,8 @@ executor_rank AS (
             ORDER BY added_ms NULLS LAST, executor_id
         ) AS rn
     FROM executors
-    WHERE cores IS NOT NULL OR max_memory_bytes IS NOT NULL
+    WHERE (cores IS NOT NULL OR max_memory_bytes IS NOT NULL)
+      AND NOT (executor_id = 'driver' AND cores IS NULL)
 ),
 exec_info AS (
     SELECT

@@ -1,6 +1,6 @@
 //! aether-udfs: DataFusion scalar UDFs for reading Spark event logs in SQL.
 //!
-//! Owns: functions where SQL alone is clumsy — parsing Spark sizes (`parse_size`), normalising
+//! Owns: functions where SQL alone is clumsy — parsing Spark sizes (`parse_size`), printing them (`format_bytes`), normalising
 //! plan operator names (`normalize_operator`), pulling the expressions out of a plan node's
 //! description (`plan_expressions`), and the RAPIDS plugin's GPU-support lookup
 //! (`gpu_operator`). One function per file, each with its
@@ -19,6 +19,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
+pub mod format_bytes;
 pub mod gpu_operator;
 pub mod gpu_operator_udf;
 pub mod normalize_operator;
@@ -31,6 +32,7 @@ pub mod rapids_plugin;
 pub fn functions() -> Vec<Arc<ScalarUDF>> {
     vec![
         Arc::new(ScalarUDF::from(parse_size::ParseSize::new())),
+        Arc::new(ScalarUDF::from(format_bytes::FormatBytes::new())),
         Arc::new(ScalarUDF::from(normalize_operator::NormalizeOperator::new())),
         Arc::new(ScalarUDF::from(plan_expressions::PlanExpressions::new())),
         Arc::new(ScalarUDF::from(gpu_operator_udf::GpuOperator::new())),

@@ -71,6 +71,34 @@ fn several_paths_after_one_flag_and_the_dash_spelling() {
     assert_eq!(stdout(&o).trim(), r#"[{"n":3}]"#);
 }
 
+/// JSON rows carry every column, `null` where NULL: scripts read the same keys from each row.
+#[test]
+fn sql_json_rows_have_every_column() {
+    let o = aether(&[
+        "sql",
+        "--event_log",
+        &sample(),
+        "--format",
+        "json",
+        "SELECT app_id, sql_id, error FROM sql_executions ORDER BY app_id, sql_id",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(rows.len() > 10);
+    for r in &rows {
+        let keys: Vec<&str> = r.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["app_id", "error", "sql_id"], "{r:?}");
+    }
+    // the failing job's SQL has an error, the others a null one
+    let errors = rows.iter().filter(|r| r["error"].is_string()).count();
+    let nulls = rows.iter().filter(|r| r["error"].is_null()).count();
+    assert!(
+        errors >= 1 && nulls > errors,
+        "errors {errors}, nulls {nulls}"
+    );
+}
+
 #[test]
 fn bad_inputs_are_named_and_the_rest_goes_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -503,9 +531,12 @@ fn analyze_reports_each_app_with_its_bottlenecks() {
         "slowest stages:",
         "slowest SQL:",
         "GPU (RAPIDS): 97.8% of SQL stage time",
+        // sizes in the units of the rest of the report (Spark: 35651232 and 7341585 bytes)
+        "tasks spilled 7.3 MB to disk",
     ] {
         assert!(text.contains(needle), "{needle:?} not in:\n{text}");
     }
+    assert!(!text.contains(" bytes"), "raw byte counts in:\n{text}");
 
     // csv for scripts: long form with a header
     let o = aether(&["analyze", "--event_log", &fixtures(), "--format", "csv"]);

@@ -9,14 +9,7 @@ use std::fmt::Write;
 /// One JSON object per row of `sql`.
 pub async fn json_rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Map<String, Value>>> {
     let batches = ctx.sql(sql).await?.collect().await?;
-    let mut buf = Vec::new();
-    {
-        let mut w = datafusion::arrow::json::ArrayWriter::new(&mut buf);
-        let refs: Vec<_> = batches.iter().collect();
-        w.write_batches(&refs)
-            .map_err(|e| EngineError::Other(e.to_string()))?;
-        w.finish().map_err(|e| EngineError::Other(e.to_string()))?;
-    }
+    let buf = crate::json_array(&batches)?;
     if buf.is_empty() {
         return Ok(Vec::new());
     }
@@ -138,19 +131,7 @@ fn int(v: Option<&Value>) -> String {
 }
 
 fn bytes(v: Option<&Value>) -> String {
-    let b = num(v);
-    let units = ["B", "KB", "MB", "GB", "TB", "PB"];
-    let mut x = b;
-    let mut i = 0;
-    while x >= 1000.0 && i + 1 < units.len() {
-        x /= 1000.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{} B", b as i64)
-    } else {
-        format!("{x:.1} {}", units[i])
-    }
+    aether_udfs::format_bytes::human_bytes(num(v)).unwrap_or_else(|| "?".into())
 }
 
 fn secs(v: Option<&Value>) -> String {

@@ -145,17 +145,26 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat)
             String::from_utf8(buf).map_err(|e| EngineError::Other(e.to_string()))
         }
         OutputFormat::Json => {
-            let mut buf = Vec::new();
-            {
-                let mut w = datafusion::arrow::json::ArrayWriter::new(&mut buf);
-                let refs: Vec<&RecordBatch> = batches.iter().collect();
-                w.write_batches(&refs).map_err(other)?;
-                w.finish().map_err(other)?;
-            }
-            let s = String::from_utf8(buf).map_err(|e| EngineError::Other(e.to_string()))?;
+            let s = String::from_utf8(json_array(batches)?)
+                .map_err(|e| EngineError::Other(e.to_string()))?;
             Ok(if s.is_empty() { "[]".to_string() } else { s })
         }
     }
+}
+
+/// `batches` as one JSON array of row objects, every column a key in every row (`null` when
+/// NULL: scripts expect the same keys in each row). Empty output for no rows.
+pub fn json_array(batches: &[RecordBatch]) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut w = datafusion::arrow::json::WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, datafusion::arrow::json::writer::JsonArray>(&mut buf);
+    let refs: Vec<&RecordBatch> = batches.iter().collect();
+    w.write_batches(&refs)
+        .map_err(|e| EngineError::Other(e.to_string()))?;
+    w.finish().map_err(|e| EngineError::Other(e.to_string()))?;
+    drop(w);
+    Ok(buf)
 }
 
 /// A warehouse location: a local directory or an `s3://bucket/prefix`.

@@ -54,7 +54,9 @@ pub struct AnalysisSettings {
     pub driver_time_ratio_min: f64,
     /// … and at least this long.
     pub driver_time_min_ms: f64,
-    /// Python UDF: time executing Python code over the SQL's task time, at least this share.
+    /// Python UDF: time executing Python code over the SQL's task time, at least this share
+    /// (Spark 4 times the Python code; on Spark 3.5 and older the task time of the stages the
+    /// Python operators ran in stands in for it, an upper bound).
     pub python_time_ratio_min: f64,
     /// Failed / killed / speculative tasks: at least this many in a stage.
     pub failed_tasks_min_count: f64,

@@ -849,6 +849,8 @@ pub struct SqlAdaptiveMetricUpdates {
 pub struct BlockManagerId {
     #[serde(rename = "Executor ID")]
     pub executor_id: Option<String>,
+    #[serde(rename = "Host")]
+    pub host: Option<String>,
 }
 
 /// A block manager registered (memory available for storage and execution).
@@ -862,6 +864,8 @@ pub struct BlockManagerAdded {
     pub max_onheap_memory: Num,
     #[serde(rename = "Maximum Offheap Memory", default)]
     pub max_offheap_memory: Num,
+    #[serde(rename = "Timestamp", default)]
+    pub timestamp: Num,
 }
 
 /// The amount of one resource in a resource profile (executor: integer, task: fractional).

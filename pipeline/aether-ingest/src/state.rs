@@ -300,12 +300,16 @@ impl AppState {
             Event::DbcMetadata(e) => self.dbc_spark_version = e.spark_version,
             Event::BlockManagerAdded(e) => {
                 let Some(id) = e.id.executor_id else { return };
-                // the driver's block manager makes it an executor only in local mode, where
-                // an ExecutorAdded for it came first (as Spark's tools count executors)
-                if id == "driver" && !self.exec_idx.contains_key(&id) {
-                    return;
-                }
+                // as the History Server does, a block manager makes its executor known (the
+                // driver's too, which no ExecutorAdded announces outside local mode; it keeps
+                // NULL cores then: it runs no tasks). ExecutorAdded's host and time come first.
                 let x = self.executor(&id);
+                if x.host.is_none() {
+                    x.host = e.id.host;
+                }
+                if x.added_ms.is_none() {
+                    x.added_ms = e.timestamp.0;
+                }
                 x.max_memory = e.max_memory.0;
                 x.max_onheap_memory = e.max_onheap_memory.0;
                 x.max_offheap_memory = e.max_offheap_memory.0;

@@ -135,7 +135,9 @@ table! {
 }
 
 table! {
-    /// One row per executor (the driver included when the log announces it).
+    /// One row per executor, as the History Server lists them: every ExecutorAdded and every
+    /// block manager (so the driver too; outside local mode no ExecutorAdded announces it and
+    /// its `cores` stay NULL: it runs no tasks).
     Executors = "executors", key ["app_id", "app_attempt_id"] {
         executor_id: Str,
         host: Str,

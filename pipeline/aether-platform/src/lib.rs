@@ -1,0 +1,243 @@
+//! aether-platform: where aether runs Spark jobs.
+//!
+//! Owns: the [`ClusterBackend`] trait (create, describe, list and terminate a cluster; submit a
+//! step, poll it, cancel it, find its event log and driver log), its backends ([`local`]: this
+//! machine's Spark; EMR next), the job definition a step re-runs ([`jobdef`]), and the poll
+//! loop with backoff and a deadline ([`wait_step`]) that every command uses instead of the SDK
+//! waiters.
+//!
+//! Does not own: the job history (aether-core) or reading the logs a run leaves (aether-ingest).
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+pub mod jobdef;
+pub mod local;
+
+pub use jobdef::{JobDefinition, JobDefinitionError};
+
+/// Errors of a platform, naming what they concern.
+#[derive(Debug, thiserror::Error)]
+pub enum PlatformError {
+    #[error("unknown cluster {0}")]
+    UnknownCluster(String),
+    #[error("unknown step {step} on cluster {cluster}")]
+    UnknownStep { cluster: String, step: String },
+    #[error("cluster {cluster} is {state}: it takes no steps")]
+    NotRunning { cluster: String, state: String },
+    #[error("step {step} did not finish within {secs} s (still {state})")]
+    Deadline {
+        step: String,
+        secs: u64,
+        state: String,
+    },
+    #[error("{what}: {error}")]
+    Io { what: String, error: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type Result<T> = std::result::Result<T, PlatformError>;
+
+pub(crate) fn io(what: impl std::fmt::Display, e: impl std::fmt::Display) -> PlatformError {
+    PlatformError::Io {
+        what: what.to_string(),
+        error: e.to_string(),
+    }
+}
+
+/// What a cluster should be: the GPU shape qualify recommended, as the backend needs it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterSpec {
+    /// A name for the cluster (EMR's Name).
+    pub name: String,
+    /// The shape id it was made from (the qualification's), if any.
+    pub shape_id: Option<String>,
+    /// Worker instance type and count (EMR); the local backend records them only.
+    pub instance_type: Option<String>,
+    pub instance_count: i64,
+    /// Cores the local backend gives Spark (`local[N]`); 0: all cores.
+    pub local_cores: i64,
+    /// Tags (EMR), e.g. `aether:job-id`.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// A cluster's lifecycle, as EMR names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ClusterState {
+    Starting,
+    Waiting,
+    Running,
+    Terminating,
+    Terminated,
+    TerminatedWithErrors,
+}
+
+impl ClusterState {
+    /// Whether the cluster is gone (or going).
+    pub fn is_ended(self) -> bool {
+        matches!(
+            self,
+            ClusterState::Terminating
+                | ClusterState::Terminated
+                | ClusterState::TerminatedWithErrors
+        )
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterState::Starting => "STARTING",
+            ClusterState::Waiting => "WAITING",
+            ClusterState::Running => "RUNNING",
+            ClusterState::Terminating => "TERMINATING",
+            ClusterState::Terminated => "TERMINATED",
+            ClusterState::TerminatedWithErrors => "TERMINATED_WITH_ERRORS",
+        }
+    }
+}
+
+/// A cluster as its backend describes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterInfo {
+    pub cluster_id: String,
+    pub backend: String,
+    pub state: ClusterState,
+    pub spec: ClusterSpec,
+    pub created_ms: i64,
+    pub ended_ms: Option<i64>,
+    /// Why it ended (or a note such as "a local run has no GPU").
+    pub state_reason: Option<String>,
+}
+
+/// A step to run: the job and the Spark properties this run sets over the job's own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepRequest {
+    pub name: String,
+    pub job: JobDefinition,
+    pub conf: BTreeMap<String, String>,
+}
+
+/// A step's lifecycle, as EMR names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepState {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+    Interrupted,
+}
+
+impl StepState {
+    pub fn is_final(self) -> bool {
+        !matches!(self, StepState::Pending | StepState::Running)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "PENDING",
+            StepState::Running => "RUNNING",
+            StepState::Completed => "COMPLETED",
+            StepState::Failed => "FAILED",
+            StepState::Cancelled => "CANCELLED",
+            StepState::Interrupted => "INTERRUPTED",
+        }
+    }
+}
+
+/// A step as its backend describes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepInfo {
+    pub cluster_id: String,
+    pub step_id: String,
+    pub state: StepState,
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    /// Why it failed (the last error lines of its driver log, or the backend's reason).
+    pub failure_reason: Option<String>,
+    /// The spark-submit arguments it ran.
+    pub args: Vec<String>,
+}
+
+/// Where aether runs jobs. Every method is one call to the platform; waiting is
+/// [`wait_step`]'s.
+#[async_trait]
+pub trait ClusterBackend: Send + Sync {
+    /// The backend's name (`local`, `emr`).
+    fn name(&self) -> &'static str;
+    /// Start a cluster. A request token already used returns the cluster made for it instead
+    /// of a second one.
+    async fn create(&self, spec: &ClusterSpec, request_token: &str) -> Result<ClusterInfo>;
+    async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo>;
+    async fn list(&self) -> Result<Vec<ClusterInfo>>;
+    /// Terminate a cluster (its running steps are cancelled).
+    async fn terminate(&self, cluster_id: &str) -> Result<ClusterInfo>;
+    async fn submit(&self, cluster_id: &str, step: &StepRequest) -> Result<StepInfo>;
+    async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo>;
+    async fn cancel(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo>;
+    /// The step's Spark event log (a path or URL) once the step has written one.
+    async fn event_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>>;
+    /// The step's driver log (stderr), for the user to read when it failed.
+    async fn driver_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>>;
+}
+
+/// How [`wait_step`] polls: the first interval, growing by `factor` up to `max`, until
+/// `deadline`.
+#[derive(Clone, Copy, Debug)]
+pub struct Poll {
+    pub first: Duration,
+    pub max: Duration,
+    pub factor: f64,
+    pub deadline: Duration,
+}
+
+impl Default for Poll {
+    fn default() -> Self {
+        Poll {
+            first: Duration::from_millis(500),
+            max: Duration::from_secs(15),
+            factor: 1.5,
+            deadline: Duration::from_secs(6 * 3600),
+        }
+    }
+}
+
+/// Poll a step until it ends or `poll.deadline` passes (then [`PlatformError::Deadline`];
+/// the caller decides whether to cancel it). `progress` sees every answer.
+pub async fn wait_step(
+    backend: &dyn ClusterBackend,
+    cluster_id: &str,
+    step_id: &str,
+    poll: Poll,
+    mut progress: impl FnMut(&StepInfo, Duration),
+) -> Result<StepInfo> {
+    let started = Instant::now();
+    let mut every = poll.first;
+    loop {
+        let s = backend.step(cluster_id, step_id).await?;
+        progress(&s, started.elapsed());
+        if s.state.is_final() {
+            return Ok(s);
+        }
+        let left = poll.deadline.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(PlatformError::Deadline {
+                step: step_id.to_string(),
+                secs: poll.deadline.as_secs(),
+                state: s.state.as_str().to_string(),
+            });
+        }
+        tokio::time::sleep(every.min(left)).await;
+        every = poll.max.min(every.mul_f64(poll.factor));
+    }
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

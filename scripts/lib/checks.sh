@@ -73,3 +73,12 @@ if v != sys.argv[1]:
 print(v)
 PY
 }
+
+# pyspark at the pinned minor version with its spark-submit on PATH (the local backend's Spark;
+# Spark 3.5 is what EMR 7 runs). Usage: pyspark_ok 3.5 [PYTHON] -> prints the version found
+pyspark_ok() {
+  local minor=$1 py=${2:-python3} v
+  command -v spark-submit >/dev/null 2>&1 || return 1
+  v=$("$py" -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null) || return 1
+  case "$v" in "$minor".*) echo "$v" ;; *) return 1 ;; esac
+}

@@ -6,6 +6,8 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
+mod optimize;
+
 #[derive(Parser)]
 #[command(
     name = "aether",
@@ -37,6 +39,10 @@ enum Command {
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
     /// --config FILE).
     Config(ConfigArgs),
+    /// GPU test clusters: create (from qualify's shape), list, describe, terminate.
+    Cluster(optimize::ClusterArgs),
+    /// Run a job on a cluster with a stored config; records the run and its event log.
+    Submit(optimize::SubmitArgs),
 }
 
 #[derive(Args)]
@@ -485,7 +491,11 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         // each app is recorded as soon as it is judged: a run killed midway keeps what it did
         if q.status == Status::Success {
             match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
-                Ok(id) => q.job_id = Some(id),
+                Ok((job, shape, config)) => {
+                    q.job_id = Some(job);
+                    q.shape_id = Some(shape);
+                    q.config_id = Some(config);
+                }
                 Err(e) => eprintln!("warning: {}: not recorded: {e}", q.event_log),
             }
         }
@@ -845,6 +855,8 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd_report(a),
         Command::Model(a) => cmd_model(a),
         Command::Config(a) => cmd_config(a),
+        Command::Cluster(a) => optimize::cmd_cluster(a),
+        Command::Submit(a) => optimize::cmd_submit(a),
     };
     match res {
         Ok(code) => code,

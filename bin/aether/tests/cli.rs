@@ -708,7 +708,9 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.starts_with("Aether Job ID,App ID,App Name,Estimated GPU Speedup,Category"),
+        text.starts_with(
+            "Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Category"
+        ),
         "{text}"
     );
     assert!(

@@ -72,6 +72,55 @@ const MIGRATIONS: &[&str] = &[
          savings_usd            REAL
      );
      CREATE INDEX qualifications_job ON qualifications(job_id, created_ms);",
+    // 2: what a job is (to run it again), stored Spark configs, the clusters aether made and
+    // the runs of each job (the CPU original and every GPU test)
+    "CREATE TABLE job_definitions (
+         job_id          INTEGER PRIMARY KEY REFERENCES jobs(job_id),
+         source          TEXT NOT NULL,
+         definition_json TEXT NOT NULL,
+         updated_ms      INTEGER NOT NULL
+     );
+     CREATE TABLE configs (
+         config_id        INTEGER PRIMARY KEY,
+         job_id           INTEGER NOT NULL REFERENCES jobs(job_id),
+         source           TEXT NOT NULL,
+         qualification_id INTEGER REFERENCES qualifications(qualification_id),
+         properties_json  TEXT NOT NULL,
+         created_ms       INTEGER NOT NULL
+     );
+     CREATE INDEX configs_job ON configs(job_id, config_id);
+     CREATE TABLE clusters (
+         cluster_id    TEXT PRIMARY KEY,
+         backend       TEXT NOT NULL,
+         shape_id      TEXT,
+         job_id        INTEGER REFERENCES jobs(job_id),
+         request_token TEXT UNIQUE,
+         state         TEXT NOT NULL,
+         info_json     TEXT NOT NULL,
+         created_ms    INTEGER NOT NULL,
+         updated_ms    INTEGER NOT NULL
+     );
+     CREATE TABLE runs (
+         run_id         INTEGER PRIMARY KEY,
+         job_id         INTEGER NOT NULL REFERENCES jobs(job_id),
+         kind           TEXT NOT NULL,
+         backend        TEXT,
+         cluster_id     TEXT,
+         step_id        TEXT,
+         config_id      INTEGER REFERENCES configs(config_id),
+         status         TEXT NOT NULL,
+         start_ms       INTEGER,
+         end_ms         INTEGER,
+         duration_ms    INTEGER,
+         cost_usd       REAL,
+         event_log      TEXT,
+         failure_reason TEXT,
+         driver_log     TEXT,
+         details_json   TEXT,
+         created_ms     INTEGER NOT NULL,
+         updated_ms     INTEGER NOT NULL
+     );
+     CREATE INDEX runs_job ON runs(job_id, run_id);",
 ];
 
 /// The schema version this aether writes.
@@ -113,6 +162,52 @@ pub struct Qualification {
     pub savings_usd: Option<f64>,
 }
 
+/// A stored set of Spark properties a run can use (`submit --config_id`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Config {
+    pub config_id: i64,
+    pub job_id: i64,
+    /// Where it came from: `qualify` (the AutoTuner's bootstrap configs), `profile`, `user`.
+    pub source: String,
+    pub properties: std::collections::BTreeMap<String, String>,
+}
+
+/// A cluster aether made, as the history keeps it.
+#[derive(Clone, Debug)]
+pub struct ClusterRecord<'a> {
+    pub cluster_id: &'a str,
+    pub backend: &'a str,
+    pub shape_id: Option<&'a str>,
+    pub job_id: Option<i64>,
+    pub request_token: Option<&'a str>,
+    pub state: &'a str,
+    /// The backend's description of it.
+    pub info: &'a serde_json::Value,
+}
+
+/// One run of a job: the CPU original or a GPU test run aether started.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Run {
+    pub run_id: i64,
+    pub job_id: i64,
+    /// `cpu-original` or `gpu-test`.
+    pub kind: String,
+    pub backend: Option<String>,
+    pub cluster_id: Option<String>,
+    pub step_id: Option<String>,
+    pub config_id: Option<i64>,
+    /// RUNNING, COMPLETED, FAILED, CANCELLED, INTERRUPTED, TIMED_OUT.
+    pub status: String,
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub event_log: Option<String>,
+    pub failure_reason: Option<String>,
+    pub driver_log: Option<String>,
+    pub details: serde_json::Value,
+}
+
 /// A job with its latest qualification (`aether report list`).
 #[derive(Clone, Debug, Serialize)]
 pub struct JobSummary {
@@ -131,6 +226,8 @@ pub struct JobSummary {
     pub gpu_cost_usd: Option<f64>,
     pub savings_usd: Option<f64>,
     pub qualifications: i64,
+    /// The job's newest config.
+    pub config_id: Option<i64>,
 }
 
 fn db_error(path: &Path, e: impl std::fmt::Display) -> HistoryError {
@@ -252,55 +349,237 @@ impl History {
         run: &CpuRun,
         q: &Qualification,
     ) -> Result<i64> {
+        self.write(|tx| record_in(tx, app_id, attempt_id, event_log, app_name, run, q))
+    }
+
+    /// Record a qualification as in [`History::record`], with the AutoTuner's properties as a
+    /// config of the job (source `qualify`) and the job's definition when the log holds one;
+    /// returns `(job id, qualification id, config id)`; the qualification id is also the id
+    /// of its recommended GPU cluster shape (`cluster create --cluster_shape_id`).
+    pub fn record_with_config(
+        &mut self,
+        app: (&str, &str, &str, &str),
+        run: &CpuRun,
+        q: &Qualification,
+        properties: &std::collections::BTreeMap<String, String>,
+        definition: Option<&serde_json::Value>,
+    ) -> Result<(i64, i64, i64)> {
+        let (app_id, attempt_id, event_log, app_name) = app;
         self.write(|tx| {
-            let job = job_in(tx, app_id, attempt_id, event_log, app_name)?;
+            let job = record_in(tx, app_id, attempt_id, event_log, app_name, run, q)?;
+            let qid = tx.last_insert_rowid();
             let now = now_ms();
             tx.execute(
-            "INSERT INTO cpu_runs (job_id, start_ms, app_duration_ms, sql_stage_durations_sum_ms,
-                                   unsupported_stage_duration_ms, metrics_json, updated_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT (job_id) DO UPDATE SET
-                 start_ms = excluded.start_ms, app_duration_ms = excluded.app_duration_ms,
-                 sql_stage_durations_sum_ms = excluded.sql_stage_durations_sum_ms,
-                 unsupported_stage_duration_ms = excluded.unsupported_stage_duration_ms,
-                 metrics_json = excluded.metrics_json, updated_ms = excluded.updated_ms",
-            params![
-                job,
-                run.start_ms,
-                run.app_duration_ms,
-                run.sql_stage_durations_sum_ms,
-                run.unsupported_stage_duration_ms,
-                run.metrics.to_string(),
-                now
-            ],
-        )?;
+                "INSERT INTO configs (job_id, source, qualification_id, properties_json, created_ms)
+                 VALUES (?1, 'qualify', ?2, ?3, ?4)",
+                params![job, qid, serde_json::to_string(properties).unwrap_or_default(), now],
+            )?;
+            let config = tx.last_insert_rowid();
+            if let Some(d) = definition {
+                definition_in(tx, job, "event_log", d)?;
+            }
+            Ok((job, qid, config))
+        })
+    }
+
+    /// The GPU cluster shape a qualification recommended: `(job id, gpu_cluster_json)`.
+    pub fn shape(&self, shape_id: i64) -> Result<Option<(i64, serde_json::Value)>> {
+        self.conn
+            .query_row(
+                "SELECT job_id, gpu_cluster_json FROM qualifications WHERE qualification_id = ?1",
+                params![shape_id],
+                |r| {
+                    let g: Option<String> = r.get(1)?;
+                    Ok((
+                        r.get(0)?,
+                        g.and_then(|g| serde_json::from_str(&g).ok())
+                            .unwrap_or_default(),
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store a config for a job (source `profile` or `user`); returns its id.
+    pub fn add_config(
+        &mut self,
+        job_id: i64,
+        source: &str,
+        properties: &std::collections::BTreeMap<String, String>,
+    ) -> Result<i64> {
+        self.write(|tx| {
             tx.execute(
-                "INSERT INTO qualifications (job_id, created_ms, platform, model, speedup,
-                 app_duration_pred_ms, category, not_recommended_reason, unsupported_pct,
-                 reasons_json, cpu_cluster_json, gpu_cluster_json, spark_conf, cpu_cost_usd,
-                 gpu_cost_usd, savings_usd)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                "INSERT INTO configs (job_id, source, properties_json, created_ms) VALUES (?1, ?2, ?3, ?4)",
+                params![job_id, source, serde_json::to_string(properties).unwrap_or_default(), now_ms()],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// A stored config, `None` when no config has that id.
+    pub fn config(&self, config_id: i64) -> Result<Option<Config>> {
+        self.conn
+            .query_row(
+                "SELECT config_id, job_id, source, properties_json FROM configs WHERE config_id = ?1",
+                params![config_id],
+                |r| {
+                    let props: String = r.get(3)?;
+                    Ok(Config {
+                        config_id: r.get(0)?,
+                        job_id: r.get(1)?,
+                        source: r.get(2)?,
+                        properties: serde_json::from_str(&props).unwrap_or_default(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Set how the job is run again (source: `event_log`, `user`, `emr_step`).
+    pub fn set_definition(
+        &mut self,
+        job_id: i64,
+        source: &str,
+        definition: &serde_json::Value,
+    ) -> Result<()> {
+        self.write(|tx| definition_in(tx, job_id, source, definition))
+    }
+
+    /// The job's definition and where it came from.
+    pub fn definition(&self, job_id: i64) -> Result<Option<(String, serde_json::Value)>> {
+        self.conn
+            .query_row(
+                "SELECT source, definition_json FROM job_definitions WHERE job_id = ?1",
+                params![job_id],
+                |r| {
+                    let d: String = r.get(1)?;
+                    Ok((r.get(0)?, serde_json::from_str(&d).unwrap_or_default()))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record a cluster aether made (or its new state: only state and info change).
+    pub fn upsert_cluster(&mut self, c: &ClusterRecord<'_>) -> Result<()> {
+        self.write(|tx| {
+            let now = now_ms();
+            tx.execute(
+                "INSERT INTO clusters (cluster_id, backend, shape_id, job_id, request_token, state,
+                                       info_json, created_ms, updated_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
+                 ON CONFLICT (cluster_id) DO UPDATE SET state = excluded.state,
+                     info_json = excluded.info_json, updated_ms = excluded.updated_ms",
                 params![
-                    job,
-                    now,
-                    q.platform,
-                    q.model,
-                    q.speedup,
-                    q.app_duration_pred_ms,
-                    q.category,
-                    q.not_recommended_reason,
-                    q.unsupported_pct,
-                    q.reasons.to_string(),
-                    q.cpu_cluster.to_string(),
-                    q.gpu_cluster.to_string(),
-                    q.spark_conf,
-                    q.cpu_cost_usd,
-                    q.gpu_cost_usd,
-                    q.savings_usd
+                    c.cluster_id,
+                    c.backend,
+                    c.shape_id,
+                    c.job_id,
+                    c.request_token,
+                    c.state,
+                    c.info.to_string(),
+                    now
                 ],
             )?;
-            Ok(job)
+            Ok(())
         })
+    }
+
+    /// Start recording a run (status as given, e.g. RUNNING); returns its id. Recorded before
+    /// waiting, so a run whose aether process dies is still in the history.
+    pub fn start_run(&mut self, r: &Run) -> Result<i64> {
+        self.write(|tx| {
+            let now = now_ms();
+            tx.execute(
+                "INSERT INTO runs (job_id, kind, backend, cluster_id, step_id, config_id, status,
+                                   start_ms, details_json, created_ms, updated_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                params![
+                    r.job_id,
+                    r.kind,
+                    r.backend,
+                    r.cluster_id,
+                    r.step_id,
+                    r.config_id,
+                    r.status,
+                    r.start_ms,
+                    r.details.to_string(),
+                    now
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// Update a run with how it ended.
+    pub fn finish_run(&mut self, r: &Run) -> Result<()> {
+        self.write(|tx| {
+            let n = tx.execute(
+                "UPDATE runs SET status = ?2, start_ms = COALESCE(?3, start_ms), end_ms = ?4,
+                     duration_ms = ?5, cost_usd = ?6, event_log = ?7, failure_reason = ?8,
+                     driver_log = ?9, details_json = ?10, updated_ms = ?11
+                 WHERE run_id = ?1",
+                params![
+                    r.run_id,
+                    r.status,
+                    r.start_ms,
+                    r.end_ms,
+                    r.duration_ms,
+                    r.cost_usd,
+                    r.event_log,
+                    r.failure_reason,
+                    r.driver_log,
+                    r.details.to_string(),
+                    now_ms()
+                ],
+            )?;
+            if n == 0 {
+                return Err(rusqlite::Error::QueryReturnedNoRows);
+            }
+            Ok(())
+        })
+    }
+
+    /// Every run of a job, oldest first.
+    pub fn runs(&self, job_id: i64) -> Result<Vec<Run>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT run_id, job_id, kind, backend, cluster_id, step_id, config_id, status,
+                        start_ms, end_ms, duration_ms, cost_usd, event_log, failure_reason,
+                        driver_log, details_json
+                 FROM runs WHERE job_id = ?1 ORDER BY run_id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![job_id], |r| {
+                let d: Option<String> = r.get(15)?;
+                Ok(Run {
+                    run_id: r.get(0)?,
+                    job_id: r.get(1)?,
+                    kind: r.get(2)?,
+                    backend: r.get(3)?,
+                    cluster_id: r.get(4)?,
+                    step_id: r.get(5)?,
+                    config_id: r.get(6)?,
+                    status: r.get(7)?,
+                    start_ms: r.get(8)?,
+                    end_ms: r.get(9)?,
+                    duration_ms: r.get(10)?,
+                    cost_usd: r.get(11)?,
+                    event_log: r.get(12)?,
+                    failure_reason: r.get(13)?,
+                    driver_log: r.get(14)?,
+                    details: d
+                        .and_then(|d| serde_json::from_str(&d).ok())
+                        .unwrap_or_default(),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
     }
 
     /// Every job with its latest qualification, newest job first.
@@ -312,7 +591,8 @@ impl History {
                         c.app_duration_ms, q.created_ms, q.platform, q.speedup, q.category,
                         json_extract(q.gpu_cluster_json, '$.summary'), q.cpu_cost_usd,
                         q.gpu_cost_usd, q.savings_usd,
-                        (SELECT COUNT(*) FROM qualifications x WHERE x.job_id = j.job_id)
+                        (SELECT COUNT(*) FROM qualifications x WHERE x.job_id = j.job_id),
+                        (SELECT MAX(config_id) FROM configs k WHERE k.job_id = j.job_id)
                  FROM jobs j
                  LEFT JOIN cpu_runs c ON c.job_id = j.job_id
                  LEFT JOIN qualifications q ON q.qualification_id = (
@@ -338,6 +618,7 @@ impl History {
                     gpu_cost_usd: r.get(12)?,
                     savings_usd: r.get(13)?,
                     qualifications: r.get(14)?,
+                    config_id: r.get(15)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -351,6 +632,82 @@ impl History {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .map_err(|e| self.err(e))
     }
+}
+
+fn definition_in(
+    tx: &rusqlite::Transaction<'_>,
+    job_id: i64,
+    source: &str,
+    definition: &serde_json::Value,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO job_definitions (job_id, source, definition_json, updated_ms)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (job_id) DO UPDATE SET source = excluded.source,
+             definition_json = excluded.definition_json, updated_ms = excluded.updated_ms",
+        params![job_id, source, definition.to_string(), now_ms()],
+    )?;
+    Ok(())
+}
+
+/// The CPU run and a qualification of an app run, in `tx`; returns the job id (the
+/// qualification is `tx.last_insert_rowid()` after it).
+fn record_in(
+    tx: &rusqlite::Transaction<'_>,
+    app_id: &str,
+    attempt_id: &str,
+    event_log: &str,
+    app_name: &str,
+    run: &CpuRun,
+    q: &Qualification,
+) -> rusqlite::Result<i64> {
+    let job = job_in(tx, app_id, attempt_id, event_log, app_name)?;
+    let now = now_ms();
+    tx.execute(
+        "INSERT INTO cpu_runs (job_id, start_ms, app_duration_ms, sql_stage_durations_sum_ms,
+                   unsupported_stage_duration_ms, metrics_json, updated_ms)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+     ON CONFLICT (job_id) DO UPDATE SET
+ start_ms = excluded.start_ms, app_duration_ms = excluded.app_duration_ms,
+ sql_stage_durations_sum_ms = excluded.sql_stage_durations_sum_ms,
+ unsupported_stage_duration_ms = excluded.unsupported_stage_duration_ms,
+ metrics_json = excluded.metrics_json, updated_ms = excluded.updated_ms",
+        params![
+            job,
+            run.start_ms,
+            run.app_duration_ms,
+            run.sql_stage_durations_sum_ms,
+            run.unsupported_stage_duration_ms,
+            run.metrics.to_string(),
+            now
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO qualifications (job_id, created_ms, platform, model, speedup,
+ app_duration_pred_ms, category, not_recommended_reason, unsupported_pct,
+ reasons_json, cpu_cluster_json, gpu_cluster_json, spark_conf, cpu_cost_usd,
+ gpu_cost_usd, savings_usd)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            job,
+            now,
+            q.platform,
+            q.model,
+            q.speedup,
+            q.app_duration_pred_ms,
+            q.category,
+            q.not_recommended_reason,
+            q.unsupported_pct,
+            q.reasons.to_string(),
+            q.cpu_cluster.to_string(),
+            q.gpu_cluster.to_string(),
+            q.spark_conf,
+            q.cpu_cost_usd,
+            q.gpu_cost_usd,
+            q.savings_usd
+        ],
+    )?;
+    Ok(job)
 }
 
 fn job_in(
@@ -410,6 +767,48 @@ mod tests {
         assert_eq!(list[0].speedup, Some(2.5));
         assert_eq!(list[0].gpu_cluster.as_deref(), Some("2 x g6.4xlarge"));
         assert_eq!(list[1].qualifications, 0);
+        assert_eq!(h.integrity_check().unwrap(), "ok");
+    }
+
+    #[test]
+    fn a_version_1_database_is_upgraded_in_place_and_runs_are_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute(
+            "INSERT INTO jobs (app_id, attempt_id, event_log, created_ms) VALUES ('a', '', '/l', 1)",
+            [],
+        )
+        .unwrap();
+        drop(c);
+        let mut h = History::open(&path).unwrap();
+        assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION);
+        let job = h.job_id("a", "", "/l", "x").unwrap();
+        assert_eq!(job, 1, "the job of version 1 is kept");
+        let props = std::collections::BTreeMap::from([("k".to_string(), "v".to_string())]);
+        let cfg = h.add_config(job, "user", &props).unwrap();
+        assert_eq!(h.config(cfg).unwrap().unwrap().properties, props);
+        assert_eq!(h.config(cfg + 1).unwrap(), None);
+        let mut run = Run {
+            job_id: job,
+            kind: "gpu-test".into(),
+            config_id: Some(cfg),
+            status: "RUNNING".into(),
+            ..Default::default()
+        };
+        run.run_id = h.start_run(&run).unwrap();
+        run.status = "COMPLETED".into();
+        run.duration_ms = Some(42);
+        h.finish_run(&run).unwrap();
+        let runs = h.runs(job).unwrap();
+        assert_eq!(
+            (runs.len(), runs[0].status.as_str(), runs[0].duration_ms),
+            (1, "COMPLETED", Some(42))
+        );
+        run.run_id += 100;
+        assert!(h.finish_run(&run).is_err(), "an unknown run is an error");
         assert_eq!(h.integrity_check().unwrap(), "ok");
     }
 

@@ -234,6 +234,12 @@ pub async fn wait_step(
     }
 }
 
+/// Whether a config value is a placeholder for the user to fill in (the AutoTuner's
+/// `[FILL_IN_VALUE]`), which no run may pass to Spark.
+pub fn is_placeholder(value: &str) -> bool {
+    value.contains("[FILL_IN_VALUE]")
+}
+
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()

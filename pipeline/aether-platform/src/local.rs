@@ -65,7 +65,8 @@ pub fn find_spark_submit() -> Option<PathBuf> {
 
 /// Whether `key=value` asks for a GPU (or the RAPIDS plugin), which a local run cannot give.
 fn needs_gpu(key: &str, value: &str) -> bool {
-    (key == "spark.plugins" && value.contains("com.nvidia.spark.SQLPlugin"))
+    // the plugin, its shuffle manager, its cache serializer: classes of the RAPIDS jar
+    value.contains("com.nvidia.")
         || key.starts_with("spark.executor.resource.gpu.")
         || key.starts_with("spark.task.resource.gpu.")
         || key.starts_with("spark.driver.resource.gpu.")
@@ -91,13 +92,20 @@ fn alive(pid: i32) -> bool {
 
 /// The last lines of `stderr` that look like an error, for a failed step's reason.
 fn failure_lines(stderr: &str) -> Option<String> {
+    // error lines, not Spark's own log lines (which mention errors in passing) or stack frames
+    let logged = |l: &str| {
+        [" INFO ", " WARN ", " DEBUG "]
+            .iter()
+            .any(|x| l.contains(x))
+    };
     let lines: Vec<&str> = stderr
         .lines()
+        .filter(|l| !logged(l) && !l.starts_with('\t') && !l.starts_with("  "))
         .filter(|l| {
             l.contains("Error")
                 || l.contains("Exception")
                 || l.contains("error:")
-                || l.starts_with("Traceback")
+                || l.starts_with("Caused by")
         })
         .collect();
     let pick = if lines.is_empty() {
@@ -331,6 +339,13 @@ impl ClusterBackend for LocalBackend {
         let mut conf = BTreeMap::new();
         let mut notes = Vec::new();
         for (k, v) in step.job.conf.iter().chain(step.conf.iter()) {
+            if crate::is_placeholder(v) {
+                notes.push(format!(
+                    "{k}={v} not passed: a value to fill in, not a setting"
+                ));
+                conf.remove(k);
+                continue;
+            }
             if self.rapids_jar.is_none() && needs_gpu(k, v) {
                 notes.push(format!("{k}={v} not passed: a local run has no GPU"));
                 continue;
@@ -520,6 +535,10 @@ echo '{"Event":"SparkListenerLogStart","Spark Version":"3.5.9"}' > "$ev/local-1"
                 ("spark.sql.shuffle.partitions".into(), "8".into()),
                 ("spark.plugins".into(), "com.nvidia.spark.SQLPlugin".into()),
                 ("spark.executor.resource.gpu.amount".into(), "1".into()),
+                (
+                    "spark.sql.adaptive.autoBroadcastJoinThreshold".into(),
+                    "[FILL_IN_VALUE]".into(),
+                ),
             ]),
         }
     }
@@ -587,7 +606,8 @@ echo '{"Event":"SparkListenerLogStart","Spark Version":"3.5.9"}' > "$ev/local-1"
         }
         assert!(!a.contains("SQLPlugin") && !a.contains("gpu"), "{a}");
         let notes = b.step_notes(&c.cluster_id, &s.step_id).unwrap();
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(!a.contains("FILL_IN"), "{a}");
         let log = b
             .event_log(&c.cluster_id, &s.step_id)
             .await

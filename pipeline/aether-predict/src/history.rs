@@ -7,13 +7,15 @@ use anyhow::Result;
 
 use crate::qualify::AppQualification;
 
-/// Record one qualified app; returns its job id.
+/// Record one qualified app with the AutoTuner's properties as a config and, when the log
+/// holds its spark-submit command line, the job's definition; returns `(job id, shape id,
+/// config id)`.
 pub fn record(
     history: &Mutex<History>,
     q: &AppQualification,
     platform: &str,
     model: &str,
-) -> Result<i64> {
+) -> Result<(i64, i64, i64)> {
     let run = aether_core::history::CpuRun {
         start_ms: q.start_ms,
         app_duration_ms: q.app_duration_ms,
@@ -52,15 +54,29 @@ pub fn record(
     let log = std::fs::canonicalize(&q.event_log)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| q.event_log.clone());
+    let properties: std::collections::BTreeMap<String, String> = q
+        .tuning
+        .iter()
+        .map(|t| (t.key.clone(), t.value.clone()))
+        .collect();
+    let definition = q
+        .java_command
+        .as_deref()
+        .and_then(|c| aether_platform::JobDefinition::parse(c).ok())
+        .and_then(|d| serde_json::to_value(d).ok());
     let mut h = history
         .lock()
         .map_err(|_| anyhow::anyhow!("the history lock is poisoned"))?;
-    Ok(h.record(
-        &q.app_id,
-        q.attempt_id.as_deref().unwrap_or(""),
-        &log,
-        &q.app_name,
+    Ok(h.record_with_config(
+        (
+            &q.app_id,
+            q.attempt_id.as_deref().unwrap_or(""),
+            &log,
+            &q.app_name,
+        ),
         &run,
         &rec,
+        &properties,
+        definition.as_ref(),
     )?)
 }

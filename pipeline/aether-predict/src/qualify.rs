@@ -41,6 +41,10 @@ impl Status {
 pub struct AppQualification {
     /// The job history's id for this app (set once the result is recorded).
     pub job_id: Option<i64>,
+    /// The history's config of the AutoTuner's properties for this app (`submit --config_id`).
+    pub config_id: Option<i64>,
+    /// The id of the recommended GPU cluster shape (`cluster create --cluster_shape_id`).
+    pub shape_id: Option<i64>,
     pub event_log: String,
     pub status: Status,
     /// Why the log was skipped or failed; warnings for a qualified log.
@@ -63,6 +67,8 @@ pub struct AppQualification {
     pub reasons: Vec<(String, f64)>,
     /// Spark properties of the app (for the cluster shape and the tuned configs).
     pub spark_properties: BTreeMap<String, String>,
+    /// The driver's command line (`sun.java.command`): the spark-submit that ran the job.
+    pub java_command: Option<String>,
     /// What the log shows of the executors.
     pub executors: crate::cluster::ExecutorFacts,
     /// The CPU cluster, the recommended GPU cluster and their costs.
@@ -117,6 +123,8 @@ fn lock(m: &std::sync::Mutex<Model>) -> Result<std::sync::MutexGuard<'_, Model>>
 pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQualification {
     AppQualification {
         job_id: None,
+        config_id: None,
+        shape_id: None,
         event_log: event_log.to_string(),
         status,
         status_reason: reason,
@@ -135,6 +143,7 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
         sqls: Vec::new(),
         reasons: Vec::new(),
         spark_properties: BTreeMap::new(),
+        java_command: None,
         executors: Default::default(),
         cluster: None,
         tuning: Vec::new(),
@@ -171,7 +180,8 @@ impl SessionFacts {
             .await?,
             props: rows_by_app(
                 ctx,
-                "SELECT app_id, key, value FROM properties WHERE category = 'spark'",
+                "SELECT app_id, key, value, category FROM properties
+                 WHERE category = 'spark' OR (category = 'system' AND key = 'sun.java.command')",
             )
             .await?,
             gpu_nodes: rows_by_app(
@@ -263,8 +273,12 @@ fn qualify_app(
         return Ok(q);
     }
     for r in facts.props.get(app_id).into_iter().flatten() {
-        q.spark_properties
-            .insert(s(r.get("key")), s(r.get("value")));
+        if s(r.get("category")) == "system" {
+            q.java_command = Some(s(r.get("value")));
+        } else {
+            q.spark_properties
+                .insert(s(r.get("key")), s(r.get("value")));
+        }
     }
     let prop = |k: &str| q.spark_properties.get(k).map(String::as_str);
     let plugin = prop("spark.plugins").is_some_and(|p| p.contains("com.nvidia.spark.SQLPlugin"))

@@ -47,6 +47,8 @@ fn round2(v: f64) -> f64 {
 /// (console name, summary column).
 const CONSOLE_COLUMNS: &[(&str, &str)] = &[
     ("Aether Job ID", "Aether Job ID"),
+    ("Aether Shape ID", "Aether Shape ID"),
+    ("Aether Config ID", "Aether Config ID"),
     ("App ID", "App ID"),
     ("App Name", "App Name"),
     ("Estimated GPU Speedup", "Estimated GPU Speedup"),
@@ -170,6 +172,8 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
         Col::S("Estimated GPU Speedup Category", s(&|q| q.category.clone())),
         // aether's columns
         Col::I("Aether Job ID", ok.iter().map(|q| q.job_id).collect()),
+        Col::I("Aether Shape ID", ok.iter().map(|q| q.shape_id).collect()),
+        Col::I("Aether Config ID", ok.iter().map(|q| q.config_id).collect()),
         Col::S("Recommended GPU Cluster", s(&|q| gpu_cluster(q))),
         Col::S(
             "CPU Cluster",
@@ -295,6 +299,7 @@ pub fn features(results: &[AppQualification], names: &[String]) -> Result<Record
 pub fn jobs(jobs: &[aether_core::history::JobSummary]) -> Result<RecordBatch> {
     batch(vec![
         Col::I("Job ID", jobs.iter().map(|j| Some(j.job_id)).collect()),
+        Col::I("Config ID", jobs.iter().map(|j| j.config_id).collect()),
         Col::S(
             "App ID",
             jobs.iter().map(|j| Some(j.app_id.clone())).collect(),

@@ -1,0 +1,379 @@
+//! `aether cluster` and `aether submit`: GPU test clusters and runs on a platform backend
+//! (`aether-platform`), recorded in the job history.
+
+use aether_core::history::{ClusterRecord, Run};
+use aether_core::{ConfigFile, History};
+use aether_platform::local::{LocalBackend, find_spark_submit};
+use aether_platform::{
+    ClusterBackend, ClusterInfo, ClusterSpec, JobDefinition, Poll, StepRequest, StepState,
+};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Where the clusters run.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum PlatformArg {
+    /// This machine's Spark (spark-submit from SPARK_HOME or pyspark): no GPU, no cloud.
+    Local,
+    /// Amazon EMR (aws-sdk-emr).
+    Emr,
+}
+
+#[derive(Args)]
+pub struct ClusterArgs {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long, global = true)]
+    config: Option<std::path::PathBuf>,
+    /// The platform of the cluster.
+    #[arg(long, value_enum, global = true, default_value_t = PlatformArg::Local)]
+    platform: PlatformArg,
+    #[command(subcommand)]
+    action: ClusterAction,
+}
+
+#[derive(Subcommand)]
+enum ClusterAction {
+    /// Start a cluster of the GPU shape qualify recommended (its "Aether Shape ID").
+    Create {
+        /// The shape id qualify printed (omit on the local platform for this machine as is).
+        #[arg(long = "cluster_shape_id", alias = "cluster-shape-id")]
+        cluster_shape_id: Option<i64>,
+        /// Cores for local Spark (local[N]); default all.
+        #[arg(long = "local_cores", alias = "local-cores", default_value_t = 0)]
+        local_cores: i64,
+        /// A token that makes a retried create return the cluster made the first time.
+        #[arg(long = "request_token", alias = "request-token")]
+        request_token: Option<String>,
+    },
+    /// The clusters of the platform.
+    List,
+    /// One cluster.
+    Describe {
+        #[arg(long = "cluster_id", alias = "cluster-id")]
+        cluster_id: String,
+    },
+    /// Terminate a cluster (its running steps are cancelled).
+    Terminate {
+        #[arg(long = "cluster_id", alias = "cluster-id")]
+        cluster_id: String,
+    },
+}
+
+#[derive(Args)]
+pub struct SubmitArgs {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// The platform of the cluster.
+    #[arg(long, value_enum, default_value_t = PlatformArg::Local)]
+    platform: PlatformArg,
+    /// The stored Spark configs to run with ("Aether Config ID" of qualify, or a later one).
+    #[arg(long = "config_id", alias = "config-id")]
+    config_id: i64,
+    /// The cluster to run on.
+    #[arg(long = "cluster_id", alias = "cluster-id")]
+    cluster_id: String,
+    /// The job as a spark-submit command line, when its log does not hold one (a shell or
+    /// notebook ran it); recorded as the job's definition.
+    #[arg(long)]
+    job: Option<String>,
+    /// Spark properties set over the config's (`--conf k=v`, repeatable); stored as a new
+    /// config of the job (source `user`).
+    #[arg(long = "conf", value_name = "KEY=VALUE")]
+    conf: Vec<String>,
+    /// Give up waiting after this many seconds (the step is cancelled).
+    #[arg(long = "timeout_s", alias = "timeout-s", default_value_t = 6 * 3600)]
+    timeout_s: u64,
+}
+
+fn backend(platform: PlatformArg) -> Result<Box<dyn ClusterBackend>> {
+    match platform {
+        PlatformArg::Local => {
+            let spark_submit = find_spark_submit().ok_or_else(|| {
+                anyhow!(
+                    "no spark-submit: set SPARK_HOME or install pyspark (pip install 'pyspark==3.5.*')"
+                )
+            })?;
+            let rapids = std::env::var_os("AETHER_RAPIDS_JAR").map(std::path::PathBuf::from);
+            Ok(Box::new(
+                LocalBackend::new(ConfigFile::home().join("local"), spark_submit)
+                    .with_rapids_jar(rapids),
+            ))
+        }
+        PlatformArg::Emr => bail!(
+            "the EMR backend is not in this build yet (it is being built on aws-sdk-emr); use --platform local"
+        ),
+    }
+}
+
+fn load_settings(path: Option<&std::path::Path>) -> Result<ConfigFile> {
+    ConfigFile::load(&ConfigFile::default_path(path)).map_err(|e| anyhow!("{e}"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+fn print_cluster(c: &ClusterInfo) {
+    println!(
+        "{}\t{}\t{}\t{}\t{}",
+        c.cluster_id,
+        c.backend,
+        c.state.as_str(),
+        c.spec.name,
+        c.state_reason.as_deref().unwrap_or("")
+    );
+}
+
+pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
+    let cfg = load_settings(a.config.as_deref())?;
+    let b = backend(a.platform)?;
+    let rt = runtime()?;
+    match a.action {
+        ClusterAction::Create {
+            cluster_shape_id,
+            local_cores,
+            request_token,
+        } => {
+            let mut h = History::open(&cfg.history_db())?;
+            let mut spec = ClusterSpec {
+                name: "aether GPU test".into(),
+                local_cores,
+                instance_count: 1,
+                ..Default::default()
+            };
+            let mut job_id = None;
+            if let Some(id) = cluster_shape_id {
+                let (job, gpu) = h.shape(id)?.ok_or_else(|| {
+                    anyhow!("unknown cluster shape id {id} (see `aether report list`)")
+                })?;
+                let shape = &gpu["shape"];
+                spec.shape_id = Some(id.to_string());
+                spec.name = format!("aether job {job} shape {id}");
+                spec.instance_type = shape["instance"].as_str().map(String::from);
+                spec.instance_count = shape["nodes"].as_i64().unwrap_or(1);
+                spec.tags.insert("aether:job-id".into(), job.to_string());
+                job_id = Some(job);
+            } else if a.platform != PlatformArg::Local {
+                bail!(
+                    "--cluster_shape_id is needed to size a cluster on {:?}",
+                    a.platform
+                );
+            }
+            let token = request_token.unwrap_or_else(|| {
+                format!(
+                    "aether-{}-{}",
+                    std::process::id(),
+                    aether_platform::now_ms()
+                )
+            });
+            spec.tags
+                .insert("aether:request-token".into(), token.clone());
+            let c = rt.block_on(b.create(&spec, &token))?;
+            h.upsert_cluster(&ClusterRecord {
+                cluster_id: &c.cluster_id,
+                backend: b.name(),
+                shape_id: spec.shape_id.as_deref(),
+                job_id,
+                request_token: Some(&token),
+                state: c.state.as_str(),
+                info: &serde_json::to_value(&c)?,
+            })?;
+            print_cluster(&c);
+        }
+        ClusterAction::List => {
+            for c in rt.block_on(b.list())? {
+                print_cluster(&c);
+            }
+        }
+        ClusterAction::Describe { cluster_id } => {
+            let c = rt.block_on(b.describe(&cluster_id))?;
+            println!("{}", serde_json::to_string_pretty(&c)?);
+        }
+        ClusterAction::Terminate { cluster_id } => {
+            let c = rt.block_on(b.terminate(&cluster_id))?;
+            if let Ok(mut h) = History::open(&cfg.history_db()) {
+                h.upsert_cluster(&ClusterRecord {
+                    cluster_id: &c.cluster_id,
+                    backend: b.name(),
+                    shape_id: c.spec.shape_id.as_deref(),
+                    job_id: None,
+                    request_token: None,
+                    state: c.state.as_str(),
+                    info: &serde_json::to_value(&c)?,
+                })?;
+            }
+            print_cluster(&c);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_conf(items: &[String]) -> Result<BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--conf {kv:?}: expected KEY=VALUE"))?;
+            if k.trim().is_empty() {
+                bail!("--conf {kv:?}: empty key");
+            }
+            Ok((k.trim().to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// The event log of a finished run: its app's duration (ms) and whether it was read cleanly.
+fn run_duration(event_log: &str) -> Option<i64> {
+    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing).ok()?;
+    let rt = tokio::runtime::Builder::new_current_thread().build().ok()?;
+    let rows = rt
+        .block_on(aether_engine::analyze::json_rows(
+            &ctx,
+            "SELECT duration_ms FROM applications",
+        ))
+        .ok()?;
+    rows.first()?.get("duration_ms")?.as_i64()
+}
+
+pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
+    let cfg = load_settings(a.config.as_deref())?;
+    let b = backend(a.platform)?;
+    let mut h = History::open(&cfg.history_db())?;
+    let base = h.config(a.config_id)?.ok_or_else(|| {
+        anyhow!(
+            "unknown config id {} (see `aether report list`)",
+            a.config_id
+        )
+    })?;
+    let job_id = base.job_id;
+    // the job: given now (and kept), else recorded from its log or an earlier --job
+    let job: JobDefinition = match &a.job {
+        Some(line) => {
+            let d = JobDefinition::parse(line).with_context(|| format!("--job {line:?}"))?;
+            h.set_definition(job_id, "user", &serde_json::to_value(&d)?)?;
+            d
+        }
+        None => match h.definition(job_id)? {
+            Some((_, d)) => serde_json::from_value(d)?,
+            None => bail!(
+                "job {job_id} has no definition to run: its event log holds no spark-submit command line \
+                 (an interactive shell or notebook ran it); give it as --job \"spark-submit … job.py args\""
+            ),
+        },
+    };
+    let overrides = parse_conf(&a.conf)?;
+    let (config_id, mut properties) = (a.config_id, base.properties.clone());
+    let config_id = if overrides.is_empty() {
+        config_id
+    } else {
+        properties.extend(overrides);
+        h.add_config(job_id, "user", &properties)?
+    };
+    let rt = runtime()?;
+    let cluster = rt.block_on(b.describe(&a.cluster_id))?;
+    let req = StepRequest {
+        name: format!("aether job {job_id} config {config_id}"),
+        job,
+        conf: properties,
+    };
+    let step = rt.block_on(b.submit(&cluster.cluster_id, &req))?;
+    let mut run = Run {
+        job_id,
+        kind: "gpu-test".into(),
+        backend: Some(b.name().into()),
+        cluster_id: Some(cluster.cluster_id.clone()),
+        step_id: Some(step.step_id.clone()),
+        config_id: Some(config_id),
+        status: step.state.as_str().into(),
+        start_ms: step.start_ms,
+        details: serde_json::json!({"args": step.args, "cluster": cluster.state_reason}),
+        ..Default::default()
+    };
+    run.run_id = h.start_run(&run)?;
+    eprintln!(
+        "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
+        run.run_id,
+        step.step_id,
+        cluster.cluster_id,
+        b.name()
+    );
+    let poll = Poll {
+        deadline: Duration::from_secs(a.timeout_s),
+        ..Poll::default()
+    };
+    let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
+    let waited = rt.block_on(async {
+        let wait = aether_platform::wait_step(b.as_ref(), &cid, &sid, poll, |s, t| {
+            eprint!(
+                "\r  {} {:>5.0} s  step {}\x1b[K",
+                s.state.as_str(),
+                t.as_secs_f64(),
+                s.step_id
+            );
+        });
+        tokio::select! {
+            r = wait => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    eprintln!();
+    let (status, info) = match waited {
+        // interrupted: the step is cancelled, the run recorded as such
+        None => {
+            let i = rt.block_on(b.cancel(&cid, &sid))?;
+            ("INTERRUPTED".to_string(), i)
+        }
+        Some(Err(aether_platform::PlatformError::Deadline { .. })) => {
+            let i = rt.block_on(b.cancel(&cid, &sid))?;
+            ("TIMED_OUT".to_string(), i)
+        }
+        Some(Err(e)) => {
+            run.status = "FAILED".into();
+            run.failure_reason = Some(e.to_string());
+            h.finish_run(&run)?;
+            return Err(e.into());
+        }
+        Some(Ok(i)) => (i.state.as_str().to_string(), i),
+    };
+    run.status = status;
+    run.end_ms = info.end_ms;
+    run.failure_reason = info.failure_reason.clone();
+    run.driver_log = rt.block_on(b.driver_log(&cid, &sid)).ok().flatten();
+    run.event_log = rt.block_on(b.event_log(&cid, &sid)).ok().flatten();
+    if info.state == StepState::Completed {
+        run.duration_ms = run.event_log.as_deref().and_then(run_duration);
+    }
+    if run.duration_ms.is_none() {
+        run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
+    }
+    h.finish_run(&run)?;
+    println!(
+        "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
+        run.run_id,
+        run.status,
+        sid,
+        run.duration_ms.unwrap_or(0),
+        run.event_log.as_deref().unwrap_or("-")
+    );
+    if let Some(r) = &run.failure_reason {
+        eprintln!("  reason: {r}");
+        if let Some(l) = &run.driver_log {
+            eprintln!("  driver log: {l}");
+        }
+    }
+    Ok(match info.state {
+        StepState::Completed => ExitCode::SUCCESS,
+        _ if run.status == "INTERRUPTED" => ExitCode::from(130),
+        _ => ExitCode::from(1),
+    })
+}

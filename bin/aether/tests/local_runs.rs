@@ -1,0 +1,246 @@
+//! `aether cluster` and `aether submit` on the local platform, with a real spark-submit (pyspark
+//! 3.5, installed by `scripts/setup --test`): a qualified job runs twice with different configs,
+//! both runs are recorded with their event logs, and each log shows the config it ran with.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn aether(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(args)
+        .env("AETHER_HOME", home)
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .output()
+        .expect("run aether")
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The `event log PATH` of submit's summary line.
+fn event_log(o: &Output) -> String {
+    out(o)
+        .split("event log ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no event log in {:?}", out(o)))
+        .trim()
+        .to_string()
+}
+
+fn property(home: &Path, log: &str, key: &str) -> String {
+    let o = aether(
+        home,
+        &[
+            "sql",
+            "--event_log",
+            log,
+            "--format",
+            "csv",
+            &format!("SELECT value FROM properties WHERE category = 'spark' AND key = '{key}'"),
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    out(&o).lines().nth(1).unwrap_or("").to_string()
+}
+
+#[test]
+fn a_job_runs_twice_locally_with_two_configs_and_both_runs_are_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let log = repo().join("datasets/sample/local-1796009671201");
+    let o = aether(&home, &["qualify", "--event_log", log.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let (job, config, props): (i64, i64, String) = db
+        .query_row(
+            "SELECT job_id, config_id, properties_json FROM configs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let props: serde_json::Value = serde_json::from_str(&props).unwrap();
+    let tuned_partitions = props["spark.sql.shuffle.partitions"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(props["spark.plugins"], "com.nvidia.spark.SQLPlugin");
+
+    let o = aether(
+        &home,
+        &[
+            "cluster",
+            "create",
+            "--platform",
+            "local",
+            "--local_cores",
+            "2",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let cluster = out(&o).split('\t').next().unwrap().to_string();
+    assert!(
+        out(&o).contains("WAITING") && out(&o).contains("no GPU"),
+        "{}",
+        out(&o)
+    );
+
+    // the log was a pyspark shell: no job to run again until one is given
+    let c = config.to_string();
+    let o = aether(
+        &home,
+        &["submit", "--config_id", &c, "--cluster_id", &cluster],
+    );
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains("--job") && err(&o).contains(&format!("job {job}")),
+        "{}",
+        err(&o)
+    );
+
+    let script = d.path().join("job.py");
+    std::fs::write(
+        &script,
+        "from pyspark.sql import SparkSession\n\
+         spark = SparkSession.builder.getOrCreate()\n\
+         n = spark.range(0, 100000, 1, 4).selectExpr('id % 7 AS k').groupBy('k').count().count()\n\
+         assert n == 7, n\n\
+         spark.stop()\n",
+    )
+    .unwrap();
+    let job_line = format!("spark-submit --name local-test {}", script.display());
+    let t = std::time::Instant::now();
+    let first = aether(
+        &home,
+        &[
+            "submit",
+            "--config_id",
+            &c,
+            "--cluster_id",
+            &cluster,
+            "--job",
+            &job_line,
+        ],
+    );
+    let first_s = t.elapsed().as_secs_f64();
+    assert!(first.status.success(), "{}\n{}", out(&first), err(&first));
+    assert!(out(&first).contains("COMPLETED"), "{}", out(&first));
+    // the definition is kept: the second run needs no --job
+    let second = aether(
+        &home,
+        &[
+            "submit",
+            "--config_id",
+            &c,
+            "--cluster_id",
+            &cluster,
+            "--conf",
+            "spark.sql.shuffle.partitions=3",
+        ],
+    );
+    assert!(
+        second.status.success(),
+        "{}\n{}",
+        out(&second),
+        err(&second)
+    );
+    println!("one local submit: {first_s:.1} s");
+
+    let (l1, l2) = (event_log(&first), event_log(&second));
+    assert_ne!(l1, l2);
+    assert_eq!(
+        property(&home, &l1, "spark.sql.shuffle.partitions"),
+        tuned_partitions
+    );
+    assert_eq!(property(&home, &l2, "spark.sql.shuffle.partitions"), "3");
+    // no GPU here: the RAPIDS plugin was kept out of both runs
+    assert_eq!(property(&home, &l1, "spark.plugins"), "");
+    assert_eq!(property(&home, &l1, "spark.app.name"), "local-test");
+
+    let runs: Vec<(i64, String, i64, String, i64)> = db
+        .prepare(
+            "SELECT job_id, status, config_id, event_log, duration_ms FROM runs ORDER BY run_id",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(
+        runs.iter()
+            .all(|r| r.0 == job && r.1 == "COMPLETED" && r.4 > 0),
+        "{runs:?}"
+    );
+    assert_eq!(runs[0].2, config);
+    assert_ne!(runs[1].2, config, "the --conf run has a config of its own");
+    assert_eq!(
+        (runs[0].3.as_str(), runs[1].3.as_str()),
+        (l1.as_str(), l2.as_str())
+    );
+    // the app's duration from the run's own event log (not the wall time of the step)
+    let o = aether(
+        &home,
+        &[
+            "sql",
+            "--event_log",
+            &l1,
+            "--format",
+            "csv",
+            "SELECT duration_ms FROM applications",
+        ],
+    );
+    assert_eq!(
+        out(&o).lines().nth(1).unwrap().parse::<i64>().unwrap(),
+        runs[0].4
+    );
+
+    let o = aether(
+        &home,
+        &[
+            "cluster",
+            "terminate",
+            "--platform",
+            "local",
+            "--cluster_id",
+            &cluster,
+        ],
+    );
+    assert!(
+        o.status.success() && out(&o).contains("TERMINATED"),
+        "{}",
+        err(&o)
+    );
+    let o = aether(
+        &home,
+        &["submit", "--config_id", &c, "--cluster_id", &cluster],
+    );
+    assert!(
+        !o.status.success() && err(&o).contains("TERMINATED"),
+        "{}",
+        err(&o)
+    );
+    let state: String = db
+        .query_row(
+            "SELECT state FROM clusters WHERE cluster_id = ?1",
+            [&cluster],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(state, "TERMINATED");
+    let o = aether(
+        &home,
+        &["submit", "--config_id", "999", "--cluster_id", &cluster],
+    );
+    assert!(err(&o).contains("unknown config id 999"), "{}", err(&o));
+}

@@ -244,3 +244,124 @@ fn a_job_runs_twice_locally_with_two_configs_and_both_runs_are_recorded() {
     );
     assert!(err(&o).contains("unknown config id 999"), "{}", err(&o));
 }
+
+/// SIGINT during `submit`: the step (spark-submit, its JVM, its Python) is cancelled, the run is
+/// recorded INTERRUPTED with exit status 130; `--timeout_s` cancels a step that runs too long
+/// and records TIMED_OUT. Nothing is left running either way.
+#[test]
+fn interrupted_and_timed_out_submits_leave_nothing_running() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let log = repo().join("datasets/sample/local-1796009671201");
+    assert!(
+        aether(&home, &["qualify", "--event_log", log.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let o = aether(&home, &["cluster", "create", "--local_cores", "1"]);
+    let cluster = out(&o).split('\t').next().unwrap().to_string();
+    let script = d.path().join("slow.py");
+    std::fs::write(
+        &script,
+        "import time\nfrom pyspark.sql import SparkSession\n\
+         spark = SparkSession.builder.getOrCreate()\ntime.sleep(120)\n",
+    )
+    .unwrap();
+    let job = format!("spark-submit {}", script.display());
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let step_pid = |step: &str| -> i32 {
+        let p = home.join(format!("local/clusters/{cluster}/steps/{step}/pid"));
+        std::fs::read_to_string(p).unwrap().trim().parse().unwrap()
+    };
+    let group_alive = |pid: i32| {
+        // members of the step's process group that are not zombies
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("stat"))
+                .ok()
+                .is_some_and(|st| {
+                    let f: Vec<String> = st
+                        .rsplit_once(')')
+                        .map(|(_, r)| r.split_whitespace().map(String::from).collect())
+                        .unwrap_or_default();
+                    f.len() > 2 && f[2] == pid.to_string() && f[0] != "Z"
+                })
+        })
+    };
+
+    let child = Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args([
+            "submit",
+            "--config_id",
+            "1",
+            "--cluster_id",
+            &cluster,
+            "--job",
+            &job,
+        ])
+        .env("AETHER_HOME", &home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait until the run is recorded RUNNING, then give Spark a moment to start its JVM
+    let t = std::time::Instant::now();
+    let step: String = loop {
+        let s: Option<String> = db
+            .query_row(
+                "SELECT step_id FROM runs WHERE status = 'RUNNING'",
+                [],
+                |r| r.get(0),
+            )
+            .ok();
+        if let Some(s) = s {
+            break s;
+        }
+        assert!(t.elapsed().as_secs() < 60, "no RUNNING run");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let pid = step_pid(&step);
+    assert!(group_alive(pid), "spark-submit is running");
+    // SAFETY: SIGINT to the aether child only (spark-submit has its own process group)
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", err(&o));
+    let status: String = db
+        .query_row("SELECT status FROM runs WHERE step_id = ?1", [&step], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(status, "INTERRUPTED");
+    assert!(
+        !group_alive(pid),
+        "the step's processes outlived the interrupt"
+    );
+
+    let o = aether(
+        &home,
+        &[
+            "submit",
+            "--config_id",
+            "1",
+            "--cluster_id",
+            &cluster,
+            "--timeout_s",
+            "8",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let (step, status): (String, String) = db
+        .query_row(
+            "SELECT step_id, status FROM runs ORDER BY run_id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(status, "TIMED_OUT");
+    assert!(
+        !group_alive(step_pid(&step)),
+        "the timed-out step is still running"
+    );
+}

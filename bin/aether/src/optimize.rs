@@ -84,6 +84,10 @@ pub struct SubmitArgs {
     /// config of the job (source `user`).
     #[arg(long = "conf", value_name = "KEY=VALUE")]
     conf: Vec<String>,
+    /// Run even when the CPU run wrote outputs that no argument of the job names (so they
+    /// cannot be moved to the sandbox, and this run may overwrite them).
+    #[arg(long = "allow_output_overwrite", alias = "allow-output-overwrite")]
+    allow_output_overwrite: bool,
     /// Give up waiting after this many seconds (the step is cancelled).
     #[arg(long = "timeout_s", alias = "timeout-s", default_value_t = 6 * 3600)]
     timeout_s: u64,
@@ -245,6 +249,34 @@ fn run_duration(event_log: &str) -> Option<i64> {
     rows.first()?.get("duration_ms")?.as_i64()
 }
 
+/// The writes of a CPU run, from its event log's plans.
+fn cpu_writes(event_log: &str) -> Result<Vec<aether_platform::sandbox::WriteTarget>> {
+    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+    if let Some(e) = ing.source_errors.first() {
+        bail!("the CPU run's event log {event_log}: {e:?}");
+    }
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing)?;
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let rows = rt.block_on(aether_engine::analyze::json_rows(
+        &ctx,
+        "SELECT DISTINCT node_name, description FROM sql_plan_nodes
+         WHERE starts_with(node_name, 'Execute ')",
+    ))?;
+    let s = |r: &serde_json::Map<String, serde_json::Value>, k: &str| {
+        r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
+    };
+    let mut out: Vec<_> = rows
+        .iter()
+        .filter_map(|r| {
+            aether_platform::sandbox::parse_write(&s(r, "node_name"), &s(r, "description"))
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path).then(a.table.cmp(&b.table)));
+    out.dedup();
+    Ok(out)
+}
+
 pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
     let b = backend(a.platform)?;
@@ -279,6 +311,45 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         properties.extend(overrides);
         h.add_config(job_id, "user", &properties)?
     };
+    // sandbox: the run's outputs go under a prefix of its own, never over the CPU run's
+    let cpu_log = h
+        .job_event_log(job_id)?
+        .ok_or_else(|| anyhow!("job {job_id} is not in the history"))?;
+    let writes = match cpu_writes(&cpu_log) {
+        Ok(w) => w,
+        Err(e) if a.allow_output_overwrite => {
+            eprintln!("warning: {e}; running anyway (--allow_output_overwrite)");
+            Vec::new()
+        }
+        Err(e) => bail!(
+            "{e}: cannot tell where the job writes; refusing to run (--allow_output_overwrite to run anyway)"
+        ),
+    };
+    let prefix = ConfigFile::home()
+        .join("local/sandbox")
+        .join(format!("job{job_id}-{}", aether_platform::now_ms()));
+    let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix.display().to_string());
+    if !sb.unmapped.is_empty() {
+        let list = sb.unmapped.join(", ");
+        if !a.allow_output_overwrite {
+            bail!(
+                "the CPU run wrote {list}, which no argument of the job names: this run would write                  there too (production outputs); refusing (pass the output as an argument, or                  --allow_output_overwrite)"
+            );
+        }
+        eprintln!("warning: this run may overwrite {list} (--allow_output_overwrite)");
+    }
+    if !sb.tables.is_empty() {
+        // a local run's metastore lives in its own folder: its tables go to the sandbox
+        properties.insert(
+            "spark.sql.warehouse.dir".into(),
+            prefix.join("warehouse").display().to_string(),
+        );
+    }
+    for (from, to) in &sb.rewritten {
+        eprintln!("  output {from} -> {to}");
+    }
+    let outputs = serde_json::to_value(&sb.rewritten)?;
+    let job = sb.job;
     let rt = runtime()?;
     let cluster = rt.block_on(b.describe(&a.cluster_id))?;
     let req = StepRequest {
@@ -296,7 +367,12 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         config_id: Some(config_id),
         status: step.state.as_str().into(),
         start_ms: step.start_ms,
-        details: serde_json::json!({"args": step.args, "cluster": cluster.state_reason}),
+        details: serde_json::json!({
+            "args": step.args,
+            "cluster": cluster.state_reason,
+            "outputs": outputs,
+            "tables_sandboxed": sb.tables,
+        }),
         ..Default::default()
     };
     run.run_id = h.start_run(&run)?;

@@ -365,3 +365,146 @@ fn interrupted_and_timed_out_submits_leave_nothing_running() {
         "the timed-out step is still running"
     );
 }
+
+/// A real CPU run that writes Parquet where its argument says, then a test run of it: the
+/// output moves under the sandbox and the production output stays as it was. A job whose
+/// output path is written in its code (no argument names it) is refused.
+#[test]
+fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let logs = d.path().join("cpu-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let prod = d.path().join("prod");
+    let hard = prod.join("hard");
+    let script = |name: &str, target: &str| {
+        let p = d.path().join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "import sys\nfrom pyspark.sql import SparkSession\n\
+                 spark = SparkSession.builder.getOrCreate()\n\
+                 spark.range(0, 1000, 1, 2).selectExpr('id', 'id % 3 AS k')\
+                 .write.mode('overwrite').parquet({target})\nspark.stop()\n"
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let by_arg = script("by_arg.py", "sys.argv[1]");
+    let hard_coded = script("hard.py", &format!("{:?}", hard.display().to_string()));
+    // the CPU runs, as production ran them: spark-submit with an event log
+    let cpu_run = |job: &Path, args: &[&str]| {
+        let o = Command::new("spark-submit")
+            .args([
+                "--master",
+                "local[1]",
+                "--conf",
+                "spark.eventLog.enabled=true",
+            ])
+            .arg("--conf")
+            .arg(format!("spark.eventLog.dir=file://{}", logs.display()))
+            .arg(job)
+            .args(args)
+            .env("SPARK_LOCAL_IP", "127.0.0.1")
+            .output()
+            .expect("spark-submit (scripts/setup --test installs pyspark)");
+        assert!(o.status.success(), "{}", err(&o));
+    };
+    let out_dir = prod.join("out");
+    cpu_run(&by_arg, &[out_dir.to_str().unwrap()]);
+    cpu_run(&hard_coded, &[]);
+    // production's outputs, as a later reader sees them
+    std::fs::write(out_dir.join("KEEP"), "production").unwrap();
+    std::fs::write(hard.join("KEEP"), "production").unwrap();
+
+    let o = aether(&home, &["qualify", "--event_log", logs.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    // the definitions came from the logs (sun.java.command): no --job needed
+    let config_of = |script: &Path| -> String {
+        db.query_row(
+            "SELECT c.config_id FROM configs c JOIN job_definitions d USING (job_id)
+             WHERE d.definition_json LIKE ?1",
+            [format!("%{}%", script.display())],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+        .to_string()
+    };
+    let o = aether(&home, &["cluster", "create", "--local_cores", "1"]);
+    let cluster = out(&o).split('\t').next().unwrap().to_string();
+
+    let o = aether(
+        &home,
+        &[
+            "submit",
+            "--config_id",
+            &config_of(&by_arg),
+            "--cluster_id",
+            &cluster,
+        ],
+    );
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("KEEP")).unwrap(),
+        "production"
+    );
+    let (details, log): (String, String) = db
+        .query_row("SELECT details_json, event_log FROM runs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let details: serde_json::Value = serde_json::from_str(&details).unwrap();
+    let moved = details["outputs"][0][1].as_str().unwrap().to_string();
+    assert_eq!(details["outputs"][0][0], out_dir.display().to_string());
+    assert!(
+        moved.starts_with(&home.join("local/sandbox").display().to_string()),
+        "{moved}"
+    );
+    // the test run wrote its Parquet there (the run's own log says so too)
+    assert!(
+        std::fs::read_dir(&moved)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".parquet"))
+    );
+    let o = aether(
+        &home,
+        &[
+            "sql",
+            "--event_log",
+            &log,
+            "--format",
+            "csv",
+            "SELECT count(*) FROM sql_plan_nodes WHERE node_name LIKE 'Execute InsertIntoHadoopFsRelationCommand%' AND strpos(description, 'sandbox') > 0",
+        ],
+    );
+    assert_ne!(out(&o).lines().nth(1), Some("0"), "{}", out(&o));
+
+    let o = aether(
+        &home,
+        &[
+            "submit",
+            "--config_id",
+            &config_of(&hard_coded),
+            "--cluster_id",
+            &cluster,
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains(&hard.display().to_string())
+            && err(&o).contains("--allow_output_overwrite"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(hard.join("KEEP")).unwrap(),
+        "production"
+    );
+    let runs: i64 = db
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 1, "the refused run was not started");
+}

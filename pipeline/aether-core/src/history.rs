@@ -382,6 +382,18 @@ impl History {
         })
     }
 
+    /// The event log of a job's CPU run (as recorded when it was qualified).
+    pub fn job_event_log(&self, job_id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT event_log FROM jobs WHERE job_id = ?1",
+                params![job_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     /// The GPU cluster shape a qualification recommended: `(job id, gpu_cluster_json)`.
     pub fn shape(&self, shape_id: i64) -> Result<Option<(i64, serde_json::Value)>> {
         self.conn

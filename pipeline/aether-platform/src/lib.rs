@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub mod jobdef;
 pub mod local;
+pub mod sandbox;
 
 pub use jobdef::{JobDefinition, JobDefinitionError};
 

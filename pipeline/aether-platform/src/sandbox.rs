@@ -1,0 +1,212 @@
+//! Sandbox outputs: a test run must never overwrite the production job's outputs. The CPU run's
+//! event log names every path it wrote (`Execute InsertIntoHadoopFsRelationCommand <path>, …` and
+//! the `…TableAsSelect…` commands of its plans); the job's arguments that name those paths (or a
+//! folder above them) are rewritten to a per-run prefix, and a write no argument names (a path
+//! hard-coded in the job) is reported so the run can be refused.
+
+use crate::JobDefinition;
+use serde::{Deserialize, Serialize};
+
+/// One write of the CPU run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteTarget {
+    /// The path written (scheme `file:` dropped), when the command names one.
+    pub path: Option<String>,
+    /// The table written, for table commands.
+    pub table: Option<String>,
+    /// The command (plan node name).
+    pub command: String,
+}
+
+/// Reads a write command from a plan node (`None` for any other node).
+pub fn parse_write(node_name: &str, description: &str) -> Option<WriteTarget> {
+    let command = node_name
+        .strip_prefix("Execute ")?
+        .split_whitespace()
+        .next()?
+        .to_string();
+    if !(command.contains("InsertInto")
+        || command.contains("TableAsSelect")
+        || command.contains("SaveIntoDataSource"))
+    {
+        return None;
+    }
+    // "<node name> <first argument>, …": the first argument is the path or the table
+    let rest = description
+        .strip_prefix(node_name)
+        .unwrap_or(description)
+        .trim_start();
+    let first = rest.split(", ").next().unwrap_or("").trim();
+    let path_opt = description
+        .split("path=")
+        .nth(1)
+        .map(|p| p.split([',', ']']).next().unwrap_or("").trim().to_string())
+        .filter(|p| !p.is_empty());
+    let looks_like_path = |s: &str| s.contains('/') || s.contains("://");
+    let (path, table) = if command.contains("InsertIntoHadoopFsRelation") && looks_like_path(first)
+    {
+        (Some(first.to_string()), None)
+    } else if let Some(p) = path_opt {
+        (Some(p), None)
+    } else {
+        (
+            None,
+            Some(first.trim_matches('`').replace("`.`", ".")).filter(|t| !t.is_empty()),
+        )
+    };
+    let path = path.map(|p| p.strip_prefix("file:").map(String::from).unwrap_or(p));
+    Some(WriteTarget {
+        path,
+        table,
+        command,
+    })
+}
+
+/// A job with its outputs moved under a prefix.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sandboxed {
+    pub job: JobDefinition,
+    /// (argument as the job had it, the sandbox's), one per rewritten argument.
+    pub rewritten: Vec<(String, String)>,
+    /// Writes of the CPU run that no argument names: the job writes them itself.
+    pub unmapped: Vec<String>,
+    /// Tables the CPU run wrote (a metastore is shared: the backend must isolate or refuse).
+    pub tables: Vec<String>,
+}
+
+/// `path` without its scheme (`s3://b/x` → `b/x`, `/x` → `x`), for a place under a prefix.
+fn tail_of(path: &str) -> String {
+    let p = path.split_once("://").map(|(_, r)| r).unwrap_or(path);
+    let p = p.strip_prefix("file:").unwrap_or(p);
+    p.trim_start_matches('/').to_string()
+}
+
+fn norm(p: &str) -> String {
+    let p = p
+        .strip_prefix("file://")
+        .or_else(|| p.strip_prefix("file:"))
+        .unwrap_or(p);
+    p.trim_end_matches('/').to_string()
+}
+
+/// Rewrites the job's arguments (and `--conf` values) that name an output of `writes`, or a
+/// folder above one, to the same path under `prefix`.
+pub fn sandbox(job: &JobDefinition, writes: &[WriteTarget], prefix: &str) -> Sandboxed {
+    let prefix = prefix.trim_end_matches('/');
+    let mut out = Sandboxed {
+        job: job.clone(),
+        ..Default::default()
+    };
+    let mut covered = vec![false; writes.len()];
+    let mut rewrite = |arg: &str, out: &mut Sandboxed| -> Option<String> {
+        let a = norm(arg);
+        if a.len() < 2 || !(a.contains('/')) {
+            return None;
+        }
+        let mut hit = false;
+        for (i, w) in writes.iter().enumerate() {
+            if let Some(p) = &w.path {
+                let p = norm(p);
+                if p == a || p.starts_with(&format!("{a}/")) {
+                    covered[i] = true;
+                    hit = true;
+                }
+            }
+        }
+        hit.then(|| {
+            let new = format!("{prefix}/{}", tail_of(&a));
+            out.rewritten.push((arg.to_string(), new.clone()));
+            new
+        })
+    };
+    let args = job.args.clone();
+    for (i, a) in args.iter().enumerate() {
+        if let Some(n) = rewrite(a, &mut out) {
+            out.job.args[i] = n;
+        }
+    }
+    let conf = job.conf.clone();
+    for (k, v) in &conf {
+        if let Some(n) = rewrite(v, &mut out) {
+            out.job.conf.insert(k.clone(), n);
+        }
+    }
+    for (w, c) in writes.iter().zip(&covered) {
+        match (&w.path, &w.table) {
+            (Some(p), _) if !c => out.unmapped.push(p.clone()),
+            (None, Some(t)) => out.tables.push(t.clone()),
+            _ => {}
+        }
+    }
+    out.unmapped.sort();
+    out.unmapped.dedup();
+    out.tables.sort();
+    out.tables.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_from_real_plan_descriptions() {
+        // Spark 4.3, parquet_write (partitioned and plain)
+        let w = parse_write(
+            "Execute InsertIntoHadoopFsRelationCommand",
+            "Execute InsertIntoHadoopFsRelationCommand file:/home/q/parquet_write/partitioned, false, [l_shipmode#1577], Parquet, [__partition_columns=[\"l_shipmode\"], path=/home/q/parquet_write/partitioned], Overwrite, [l_orderkey]",
+        )
+        .unwrap();
+        assert_eq!(w.path.as_deref(), Some("/home/q/parquet_write/partitioned"));
+        // Spark 3.1 prints the options as Map(path -> …); GPU plans name GpuParquetFileFormat
+        let w = parse_write(
+            "Execute InsertIntoHadoopFsRelationCommand",
+            "Execute InsertIntoHadoopFsRelationCommand s3://bucket/out/day=1, false, GpuParquetFileFormat@1a2b, Map(path -> s3://bucket/out/day=1), Append",
+        )
+        .unwrap();
+        assert_eq!(w.path.as_deref(), Some("s3://bucket/out/day=1"));
+        let w = parse_write(
+            "Execute CreateDataSourceTableAsSelectCommand",
+            "Execute CreateDataSourceTableAsSelectCommand `spark_catalog`.`default`.`sales_copy`, Overwrite, [a, b]",
+        )
+        .unwrap();
+        assert_eq!(
+            (w.path, w.table.as_deref()),
+            (None, Some("spark_catalog.default.sales_copy"))
+        );
+        assert_eq!(parse_write("Project", "Project [a#1]"), None);
+        assert_eq!(
+            parse_write("Execute ShowTablesCommand", "Execute ShowTablesCommand"),
+            None
+        );
+    }
+
+    #[test]
+    fn arguments_naming_outputs_move_under_the_prefix_and_hard_coded_ones_are_reported() {
+        let job = JobDefinition::parse(
+            "spark-submit --conf spark.app.out=s3://prod/extra etl.py s3://prod/in s3://prod/out 7",
+        )
+        .unwrap();
+        let w = |p: &str| WriteTarget {
+            path: Some(p.into()),
+            table: None,
+            command: "InsertIntoHadoopFsRelationCommand".into(),
+        };
+        let writes = [
+            w("s3://prod/out/part=a"),
+            w("s3://prod/out/part=b"),
+            w("s3://prod/extra"),
+            w("/hard/coded"),
+        ];
+        let s = sandbox(&job, &writes, "s3://art/runs/7/");
+        assert_eq!(
+            s.job.args,
+            ["s3://prod/in", "s3://art/runs/7/prod/out", "7"]
+        );
+        assert_eq!(s.job.conf["spark.app.out"], "s3://art/runs/7/prod/extra");
+        assert_eq!(s.rewritten.len(), 2);
+        assert_eq!(s.unmapped, ["/hard/coded"]);
+        // the input is left alone: it is not an output
+        assert!(!s.rewritten.iter().any(|(a, _)| a == "s3://prod/in"));
+    }
+}

@@ -93,7 +93,11 @@ pub struct SubmitArgs {
     timeout_s: u64,
 }
 
-fn backend(platform: PlatformArg) -> Result<Box<dyn ClusterBackend>> {
+fn backend(
+    platform: PlatformArg,
+    cfg: &ConfigFile,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Box<dyn ClusterBackend>> {
     match platform {
         PlatformArg::Local => {
             let spark_submit = find_spark_submit().ok_or_else(|| {
@@ -107,10 +111,54 @@ fn backend(platform: PlatformArg) -> Result<Box<dyn ClusterBackend>> {
                     .with_rapids_jar(rapids),
             ))
         }
-        PlatformArg::Emr => bail!(
-            "the EMR backend is not in this build yet (it is being built on aws-sdk-emr); use --platform local"
-        ),
+        PlatformArg::Emr => {
+            let e = &cfg.config.platform.emr;
+            let settings = aether_platform::emr::EmrSettings {
+                log_uri: e.cluster.log_path.clone(),
+                artifacts_path: e.cluster.artifacts_path.clone(),
+                spark_event_log_dir: e.spark_event_log_dir.clone(),
+                ..Default::default()
+            };
+            Ok(Box::new(rt.block_on(
+                aether_platform::emr::EmrBackend::from_env(e.region.clone(), settings),
+            )))
+        }
     }
+}
+
+/// Puts the cgroup bootstrap action an EMR 7 RAPIDS cluster needs under the artifacts path
+/// (`s3://bucket/prefix/cgroup-bootstrap-action.sh`), where `cluster create` points EMR to it.
+fn upload_bootstrap(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> Result<()> {
+    use object_store::ObjectStoreExt;
+    let url = cfg.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
+        anyhow!(
+            "platform.emr.cluster.artifacts_path is not set: the cluster's bootstrap action is put there \
+             (aether config set platform.emr.cluster.artifacts_path s3://bucket/prefix)"
+        )
+    })?;
+    let rest = url
+        .strip_prefix("s3://")
+        .ok_or_else(|| anyhow!("platform.emr.cluster.artifacts_path {url:?}: not an s3:// URL"))?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let store = aether_ingest::source::s3_store(
+        bucket,
+        &aether_ingest::S3Options {
+            region: cfg.config.platform.emr.region.clone(),
+            endpoint: None,
+        },
+    )
+    .map_err(|e| anyhow!("{url}: {e}"))?;
+    let key = format!(
+        "{}/cgroup-bootstrap-action.sh",
+        prefix.trim_end_matches('/')
+    );
+    let key = object_store::path::Path::from(key.trim_start_matches('/'));
+    rt.block_on(store.put(
+        &key,
+        object_store::PutPayload::from(aether_platform::emr::CGROUP_BOOTSTRAP.as_bytes().to_vec()),
+    ))
+    .with_context(|| format!("putting the bootstrap action to {url}"))?;
+    Ok(())
 }
 
 fn load_settings(path: Option<&std::path::Path>) -> Result<ConfigFile> {
@@ -137,8 +185,8 @@ fn print_cluster(c: &ClusterInfo) {
 
 pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
-    let b = backend(a.platform)?;
     let rt = runtime()?;
+    let b = backend(a.platform, &cfg, &rt)?;
     match a.action {
         ClusterAction::Create {
             cluster_shape_id,
@@ -179,6 +227,9 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
             });
             spec.tags
                 .insert("aether:request-token".into(), token.clone());
+            if a.platform == PlatformArg::Emr {
+                upload_bootstrap(&cfg, &rt)?;
+            }
             let c = rt.block_on(b.create(&spec, &token))?;
             h.upsert_cluster(&ClusterRecord {
                 cluster_id: &c.cluster_id,
@@ -279,7 +330,8 @@ fn cpu_writes(event_log: &str) -> Result<Vec<aether_platform::sandbox::WriteTarg
 
 pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
-    let b = backend(a.platform)?;
+    let rt = runtime()?;
+    let b = backend(a.platform, &cfg, &rt)?;
     let mut h = History::open(&cfg.history_db())?;
     let base = h.config(a.config_id)?.ok_or_else(|| {
         anyhow!(
@@ -350,7 +402,6 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     }
     let outputs = serde_json::to_value(&sb.rewritten)?;
     let job = sb.job;
-    let rt = runtime()?;
     let cluster = rt.block_on(b.describe(&a.cluster_id))?;
     let req = StepRequest {
         name: format!("aether job {job_id} config {config_id}"),

@@ -2,6 +2,8 @@
 //! codes and warnings for bad input, the Parquet warehouse, and S3 input through a local
 //! moto server (never real AWS).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -237,46 +239,7 @@ fn warehouse_round_trip_and_incremental_reingest() {
     );
 }
 
-/// A moto S3 server on a free loopback port, stopped on drop.
-struct Moto {
-    child: std::process::Child,
-    endpoint: String,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_moto() -> Moto {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut moto = Command::new("moto_server")
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(|child| Moto {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-        })
-        .expect("moto_server (pip install 'moto[server]') must be installed: .ci/run installs it");
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return moto;
-        }
-        if let Ok(Some(status)) = moto.child.try_wait() {
-            panic!("moto_server exited early: {status}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    panic!("moto_server did not start on port {port}");
-}
+use common::start_moto;
 
 fn upload(endpoint: &str, bucket: &str, files: &[(&Path, &str)]) {
     let mut script = format!(

@@ -2,7 +2,7 @@
 //!
 //! Owns: the [`ClusterBackend`] trait (create, describe, list and terminate a cluster; submit a
 //! step, poll it, cancel it, find its event log and driver log), its backends ([`local`]: this
-//! machine's Spark; EMR next), the job definition a step re-runs ([`jobdef`]), and the poll
+//! machine's Spark; [`emr`]: EMR clusters, steps next), the job definition a step re-runs ([`jobdef`]), and the poll
 //! loop with backoff and a deadline ([`wait_step`]) that every command uses instead of the SDK
 //! waiters.
 //!
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub mod emr;
 pub mod jobdef;
 pub mod local;
 pub mod sandbox;

@@ -377,10 +377,21 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
             "{e}: cannot tell where the job writes; refusing to run (--allow_output_overwrite to run anyway)"
         ),
     };
-    let prefix = ConfigFile::home()
-        .join("local/sandbox")
-        .join(format!("job{job_id}-{}", aether_platform::now_ms()));
-    let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix.display().to_string());
+    let run_dir = format!("job{job_id}-{}", aether_platform::now_ms());
+    let prefix = match a.platform {
+        PlatformArg::Local => ConfigFile::home()
+            .join("local/sandbox")
+            .join(&run_dir)
+            .display()
+            .to_string(),
+        PlatformArg::Emr => {
+            let base = cfg.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
+                anyhow!("platform.emr.cluster.artifacts_path is not set: test runs write their outputs under it")
+            })?;
+            format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
+        }
+    };
+    let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix);
     if !sb.unmapped.is_empty() {
         let list = sb.unmapped.join(", ");
         if !a.allow_output_overwrite {
@@ -392,9 +403,16 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     }
     if !sb.tables.is_empty() {
         // a local run's metastore lives in its own folder: its tables go to the sandbox
+        if a.platform != PlatformArg::Local {
+            bail!(
+                "the CPU run wrote the tables {}: a shared metastore cannot be sandboxed on {:?}; refusing",
+                sb.tables.join(", "),
+                a.platform
+            );
+        }
         properties.insert(
             "spark.sql.warehouse.dir".into(),
-            prefix.join("warehouse").display().to_string(),
+            format!("{prefix}/warehouse"),
         );
     }
     for (from, to) in &sb.rewritten {
@@ -454,16 +472,23 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         }
     });
     eprintln!();
+    // a step given up on is cancelled; a failed cancel is said and recorded, never lost
+    let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
+        match rt.block_on(b.cancel(&cid, &sid)) {
+            Ok(i) => (why.to_string(), i),
+            Err(e) => {
+                let mut i = step.clone();
+                i.end_ms = Some(aether_platform::now_ms());
+                i.failure_reason = Some(format!("{why}; cancelling the step failed: {e}"));
+                eprintln!("warning: cancelling step {sid} failed: {e}; it may still be running");
+                (why.to_string(), i)
+            }
+        }
+    };
     let (status, info) = match waited {
         // interrupted: the step is cancelled, the run recorded as such
-        None => {
-            let i = rt.block_on(b.cancel(&cid, &sid))?;
-            ("INTERRUPTED".to_string(), i)
-        }
-        Some(Err(aether_platform::PlatformError::Deadline { .. })) => {
-            let i = rt.block_on(b.cancel(&cid, &sid))?;
-            ("TIMED_OUT".to_string(), i)
-        }
+        None => cancel("INTERRUPTED"),
+        Some(Err(aether_platform::PlatformError::Deadline { .. })) => cancel("TIMED_OUT"),
         Some(Err(e)) => {
             run.status = "FAILED".into();
             run.failure_reason = Some(e.to_string());

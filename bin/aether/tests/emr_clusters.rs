@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::{err, out};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,14 +20,6 @@ fn aether(home: &Path, endpoint: &str, args: &[&str]) -> Output {
         .env_remove("AWS_PROFILE")
         .output()
         .expect("run aether")
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn python(script: &str) -> String {
@@ -155,9 +148,74 @@ fn emr_clusters_from_the_qualified_shape_through_the_sdk() {
             .contains("mount -t cgroup -o devices")
     );
 
+    // a step that never finishes (moto's never do): the deadline cancels it; moto answers
+    // CancelSteps with a 500, which the user is told and the run's record keeps
+    let job = "spark-submit --deploy-mode cluster s3://art/job.py s3://art/in 2026-12-01";
+    let o = aether(
+        &home,
+        ep,
+        &[
+            "submit",
+            "--platform",
+            "emr",
+            "--config_id",
+            "1",
+            "--cluster_id",
+            &cluster,
+            "--job",
+            job,
+            "--timeout_s",
+            "3",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", out(&o), err(&o));
+    assert!(
+        err(&o).contains("cancelling step") && err(&o).contains("CancelSteps"),
+        "{}",
+        err(&o)
+    );
+    let (step, status, why): (String, String, String) = db
+        .query_row(
+            "SELECT step_id, status, failure_reason FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(status, "TIMED_OUT");
+    assert!(why.contains("cancelling the step failed"), "{why}");
+    let step_cfg = python(&format!(
+        "{boto}s = boto3.client('emr', **kw).describe_step(ClusterId='{cluster}', StepId='{step}')['Step']\n\
+         print(json.dumps(dict(jar=s['Config']['Jar'], args=s['Config']['Args'], on_failure=s['ActionOnFailure'])))"
+    ));
+    let v: serde_json::Value = serde_json::from_str(&step_cfg).unwrap();
+    assert_eq!(v["jar"], "command-runner.jar");
+    assert_eq!(v["on_failure"], "CONTINUE");
+    let args: Vec<&str> = v["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "spark-submit");
+    assert_eq!(
+        &args[args.len() - 3..],
+        ["s3://art/job.py", "s3://art/in", "2026-12-01"]
+    );
+    // the AutoTuner's config goes with it (a GPU cluster keeps the plugin), placeholders do not
+    assert!(
+        args.contains(&"spark.plugins=com.nvidia.spark.SQLPlugin"),
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&"spark.submit.deployMode=cluster"),
+        "{args:?}"
+    );
+    assert!(!args.iter().any(|a| a.contains("FILL_IN")), "{args:?}");
+
     let o = aether(&home, ep, &["cluster", "list", "--platform", "emr"]);
     assert!(
-        out(&o).contains(&cluster) && out(&o).contains("WAITING"),
+        // RUNNING: the step it was given is still there (moto's steps never end)
+        out(&o).contains(&cluster) && out(&o).contains("RUNNING"),
         "{}",
         out(&o)
     );

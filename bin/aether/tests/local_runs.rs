@@ -2,6 +2,9 @@
 //! 3.5, installed by `scripts/setup --test`): a qualified job runs twice with different configs,
 //! both runs are recorded with their event logs, and each log shows the config it ran with.
 
+mod common;
+
+use common::{err, out};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,14 +19,6 @@ fn aether(home: &Path, args: &[&str]) -> Output {
         .env("SPARK_LOCAL_IP", "127.0.0.1")
         .output()
         .expect("run aether")
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The `event log PATH` of submit's summary line.

@@ -3,7 +3,8 @@
 //! Credentials, region and endpoints come from the SDK's standard configuration (the credential
 //! chain and profiles, `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_EMR`, a profile's `endpoint_url`),
 //! so every command works unchanged against an emulator. This part creates, describes, lists
-//! and terminates clusters; steps come next (the trait's step methods answer so until then).
+//! and terminates clusters and submits, polls and cancels steps (`command-runner.jar`
+//! spark-submit); fetching a step's event and driver logs from S3 comes next.
 //!
 //! A cluster is what AWS documents for the RAPIDS Accelerator on EMR 7: applications Hadoop and
 //! Spark, the `spark` (enableSparkRapids), `yarn-site` (GPU resource plugin, cgroups mount),
@@ -15,14 +16,15 @@
 
 use crate::{
     ClusterBackend, ClusterInfo, ClusterSpec, ClusterState, PlatformError, Result, StepInfo,
-    StepRequest,
+    StepRequest, StepState,
 };
 use async_trait::async_trait;
 use aws_sdk_emr::Client;
 use aws_sdk_emr::types::{
-    Application, AutoTerminationPolicy, BootstrapActionConfig, ClusterState as EmrState,
-    Configuration, InstanceGroupConfig, InstanceRoleType, JobFlowInstancesConfig, MarketType,
-    ScriptBootstrapActionConfig, Tag,
+    ActionOnFailure, Application, AutoTerminationPolicy, BootstrapActionConfig,
+    ClusterState as EmrState, Configuration, HadoopJarStepConfig, InstanceGroupConfig,
+    InstanceRoleType, JobFlowInstancesConfig, MarketType, ScriptBootstrapActionConfig, StepConfig,
+    StepState as EmrStepState, Tag,
 };
 use std::collections::HashMap;
 
@@ -399,16 +401,111 @@ impl ClusterBackend for EmrBackend {
         self.describe(cluster_id).await
     }
 
-    async fn submit(&self, _cluster_id: &str, _step: &StepRequest) -> Result<StepInfo> {
-        Err(steps_not_yet())
+    async fn submit(&self, cluster_id: &str, step: &StepRequest) -> Result<StepInfo> {
+        let c = self.describe(cluster_id).await?;
+        if c.state.is_ended() {
+            return Err(PlatformError::NotRunning {
+                cluster: cluster_id.to_string(),
+                state: c.state.as_str().to_string(),
+            });
+        }
+        // the job's confs and the run's over them; placeholders never reach Spark
+        let conf: std::collections::BTreeMap<String, String> = step
+            .conf
+            .iter()
+            .filter(|(_, v)| !crate::is_placeholder(v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut job = step.job.clone();
+        job.conf.retain(|_, v| !crate::is_placeholder(v));
+        let mut args = vec!["spark-submit".to_string()];
+        args.extend(job.submit_args(&conf));
+        let jar = HadoopJarStepConfig::builder()
+            .jar("command-runner.jar")
+            .set_args(Some(args))
+            .build();
+        let cfg = StepConfig::builder()
+            .name(&step.name)
+            .action_on_failure(ActionOnFailure::Continue)
+            .hadoop_jar_step(jar)
+            .build();
+        let out = self
+            .client
+            .add_job_flow_steps()
+            .job_flow_id(cluster_id)
+            .steps(cfg)
+            .send()
+            .await
+            .map_err(|e| sdk("AddJobFlowSteps", e))?;
+        let id = out
+            .step_ids()
+            .first()
+            .ok_or_else(|| other("EMR AddJobFlowSteps answered without a step id"))?;
+        self.step(cluster_id, id).await
     }
 
-    async fn step(&self, _cluster_id: &str, _step_id: &str) -> Result<StepInfo> {
-        Err(steps_not_yet())
+    async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo> {
+        let out = self
+            .client
+            .describe_step()
+            .cluster_id(cluster_id)
+            .step_id(step_id)
+            .send()
+            .await
+            .map_err(|e| {
+                let text = sdk("DescribeStep", e).to_string();
+                if text.contains("InvalidRequest") || text.contains("not valid") {
+                    PlatformError::UnknownStep {
+                        cluster: cluster_id.to_string(),
+                        step: step_id.to_string(),
+                    }
+                } else {
+                    PlatformError::Other(text)
+                }
+            })?;
+        let s = out.step().ok_or_else(|| PlatformError::UnknownStep {
+            cluster: cluster_id.to_string(),
+            step: step_id.to_string(),
+        })?;
+        let status = s.status();
+        let tl = status.and_then(|x| x.timeline());
+        let ms = |t: Option<&aws_sdk_emr::primitives::DateTime>| t.and_then(|t| t.to_millis().ok());
+        let state = match status.and_then(|x| x.state()) {
+            Some(EmrStepState::Running) | Some(EmrStepState::CancelPending) => StepState::Running,
+            Some(EmrStepState::Completed) => StepState::Completed,
+            Some(EmrStepState::Failed) => StepState::Failed,
+            Some(EmrStepState::Cancelled) => StepState::Cancelled,
+            Some(EmrStepState::Interrupted) => StepState::Interrupted,
+            _ => StepState::Pending,
+        };
+        let failure = status.and_then(|x| x.failure_details()).map(|f| {
+            [f.reason(), f.message(), f.log_file()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+        Ok(StepInfo {
+            cluster_id: cluster_id.to_string(),
+            step_id: step_id.to_string(),
+            state,
+            start_ms: ms(tl.and_then(|t| t.start_date_time()))
+                .or_else(|| ms(tl.and_then(|t| t.creation_date_time()))),
+            end_ms: ms(tl.and_then(|t| t.end_date_time())),
+            failure_reason: failure.filter(|f| !f.is_empty()),
+            args: s.config().map(|c| c.args().to_vec()).unwrap_or_default(),
+        })
     }
 
-    async fn cancel(&self, _cluster_id: &str, _step_id: &str) -> Result<StepInfo> {
-        Err(steps_not_yet())
+    async fn cancel(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo> {
+        self.client
+            .cancel_steps()
+            .cluster_id(cluster_id)
+            .step_ids(step_id)
+            .send()
+            .await
+            .map_err(|e| sdk("CancelSteps", e))?;
+        self.step(cluster_id, step_id).await
     }
 
     async fn event_log(&self, _cluster_id: &str, _step_id: &str) -> Result<Option<String>> {

@@ -90,6 +90,25 @@ fn alive(pid: i32) -> bool {
     pid > 0 && unsafe { libc::kill(pid, 0) } == 0
 }
 
+/// How many processes of process group `pgid` still run (zombies, which only wait for their
+/// parent to reap them, do not count), from `/proc`.
+fn group_running(pgid: i32) -> usize {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|st| {
+                // pid (comm) state ppid pgrp …
+                st.rsplit_once(')').is_some_and(|(_, r)| {
+                    let f: Vec<&str> = r.split_whitespace().collect();
+                    f.len() > 2 && f[2] == pgid.to_string() && f[0] != "Z"
+                })
+            })
+        })
+        .count()
+}
+
 /// The last lines of `stderr` that look like an error, for a failed step's reason.
 fn failure_lines(stderr: &str) -> Option<String> {
     // error lines, not Spark's own log lines (which mention errors in passing) or stack frames
@@ -464,6 +483,13 @@ impl ClusterBackend for LocalBackend {
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
+            // the cancel is done when nothing of the group runs any more
+            for _ in 0..100 {
+                if group_running(pid) == 0 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
         }
         let mut f = self.load_step(cluster_id, step_id)?;
         f.info.state = StepState::Cancelled;
@@ -543,26 +569,6 @@ echo '{"Event":"SparkListenerLogStart","Spark Version":"3.5.9"}' > "$ev/local-1"
         }
     }
     use crate::JobDefinition;
-
-    /// Processes of process group `pgid` that are not zombies (a killed grandchild may wait
-    /// for a reaper that a container's init never is).
-    fn running_in_group(pgid: i32) -> Vec<String> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-                continue;
-            };
-            // pid (comm) state ppid pgrp ...
-            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.to_string()) else {
-                continue;
-            };
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            if f.len() > 2 && f[2] == pgid.to_string() && f[0] != "Z" {
-                out.push(stat.trim().to_string());
-            }
-        }
-        out
-    }
 
     fn fast() -> Poll {
         Poll {
@@ -666,12 +672,12 @@ echo '{"Event":"SparkListenerLogStart","Spark Version":"3.5.9"}' > "$ev/local-1"
         assert_eq!(t.state, ClusterState::Terminated);
         let st = b.step(&c.cluster_id, &s.step_id).await.unwrap();
         assert_eq!(st.state, StepState::Cancelled);
-        // the whole process group is gone (the shell and the sleep under it)
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let left = running_in_group(pid);
-        assert!(
-            left.is_empty(),
-            "the step's processes are still running: {left:?}"
+        // the whole process group is gone (the shell and the sleep under it), once the
+        // cancel returned
+        assert_eq!(
+            group_running(pid),
+            0,
+            "the step's processes are still running"
         );
         let e = b.submit(&c.cluster_id, &job("ok")).await.unwrap_err();
         assert!(e.to_string().contains("TERMINATED"), "{e}");

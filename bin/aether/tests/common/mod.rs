@@ -1,7 +1,17 @@
 //! Helpers shared by the CLI's test files.
 #![allow(dead_code)]
 
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// A command's standard output, as text.
+pub fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A command's standard error, as text.
+pub fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
 
 /// A moto server (S3, EMR, …) on a free loopback port, stopped on drop.
 pub struct Moto {

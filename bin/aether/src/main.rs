@@ -491,10 +491,10 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         // each app is recorded as soon as it is judged: a run killed midway keeps what it did
         if q.status == Status::Success {
             match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
-                Ok((job, shape, config)) => {
-                    q.job_id = Some(job);
-                    q.shape_id = Some(shape);
-                    q.config_id = Some(config);
+                Ok(r) => {
+                    q.job_id = Some(r.job_id);
+                    q.shape_id = Some(r.qualification_id);
+                    q.config_id = Some(r.config_id);
                 }
                 Err(e) => eprintln!("warning: {}: not recorded: {e}", q.event_log),
             }

@@ -136,23 +136,18 @@ fn upload_bootstrap(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> Result<()
              (aether config set platform.emr.cluster.artifacts_path s3://bucket/prefix)"
         )
     })?;
-    let rest = url
-        .strip_prefix("s3://")
-        .ok_or_else(|| anyhow!("platform.emr.cluster.artifacts_path {url:?}: not an s3:// URL"))?;
-    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    let store = aether_ingest::source::s3_store(
-        bucket,
+    let s3 = aether_ingest::source::s3_location(
+        url,
         &aether_ingest::S3Options {
             region: cfg.config.platform.emr.region.clone(),
             endpoint: None,
         },
     )
-    .map_err(|e| anyhow!("{url}: {e}"))?;
-    let key = format!(
-        "{}/cgroup-bootstrap-action.sh",
-        prefix.trim_end_matches('/')
+    .map_err(|e| anyhow!("platform.emr.cluster.artifacts_path {url}: {e}"))?;
+    let key = object_store::path::Path::from(
+        format!("{}/cgroup-bootstrap-action.sh", s3.prefix).trim_start_matches('/'),
     );
-    let key = object_store::path::Path::from(key.trim_start_matches('/'));
+    let store = s3.store;
     rt.block_on(store.put(
         &key,
         object_store::PutPayload::from(aether_platform::emr::CGROUP_BOOTSTRAP.as_bytes().to_vec()),
@@ -285,35 +280,39 @@ fn parse_conf(items: &[String]) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
-/// The event log of a finished run: its app's duration (ms) and whether it was read cleanly.
-fn run_duration(event_log: &str) -> Option<i64> {
+/// Rows of `sql` over the tables of one event log (a run's, or the CPU run's).
+fn log_rows(
+    rt: &tokio::runtime::Runtime,
+    event_log: &str,
+    sql: &str,
+) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
     let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+    if let Some(e) = ing.source_errors.first() {
+        bail!("{}: {}", e.path, e.error);
+    }
     let ctx = aether_engine::session();
-    aether_engine::register_ingested(&ctx, &ing).ok()?;
-    let rt = tokio::runtime::Builder::new_current_thread().build().ok()?;
-    let rows = rt
-        .block_on(aether_engine::analyze::json_rows(
-            &ctx,
-            "SELECT duration_ms FROM applications",
-        ))
-        .ok()?;
+    aether_engine::register_ingested(&ctx, &ing)?;
+    Ok(rt.block_on(aether_engine::analyze::json_rows(&ctx, sql))?)
+}
+
+/// The app's duration (ms) in a finished run's event log, `None` when it cannot be read.
+fn run_duration(rt: &tokio::runtime::Runtime, event_log: &str) -> Option<i64> {
+    let rows = log_rows(rt, event_log, "SELECT duration_ms FROM applications").ok()?;
     rows.first()?.get("duration_ms")?.as_i64()
 }
 
 /// The writes of a CPU run, from its event log's plans.
-fn cpu_writes(event_log: &str) -> Result<Vec<aether_platform::sandbox::WriteTarget>> {
-    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
-    if let Some(e) = ing.source_errors.first() {
-        bail!("the CPU run's event log {event_log}: {e:?}");
-    }
-    let ctx = aether_engine::session();
-    aether_engine::register_ingested(&ctx, &ing)?;
-    let rt = tokio::runtime::Builder::new_current_thread().build()?;
-    let rows = rt.block_on(aether_engine::analyze::json_rows(
-        &ctx,
+fn cpu_writes(
+    rt: &tokio::runtime::Runtime,
+    event_log: &str,
+) -> Result<Vec<aether_platform::sandbox::WriteTarget>> {
+    let rows = log_rows(
+        rt,
+        event_log,
         "SELECT DISTINCT node_name, description FROM sql_plan_nodes
          WHERE starts_with(node_name, 'Execute ')",
-    ))?;
+    )
+    .with_context(|| format!("the CPU run's event log {event_log}"))?;
     let s = |r: &serde_json::Map<String, serde_json::Value>, k: &str| {
         r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
     };
@@ -356,9 +355,9 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         },
     };
     let overrides = parse_conf(&a.conf)?;
-    let (config_id, mut properties) = (a.config_id, base.properties.clone());
+    let mut properties = base.properties;
     let config_id = if overrides.is_empty() {
-        config_id
+        a.config_id
     } else {
         properties.extend(overrides);
         h.add_config(job_id, "user", &properties)?
@@ -367,14 +366,14 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     let cpu_log = h
         .job_event_log(job_id)?
         .ok_or_else(|| anyhow!("job {job_id} is not in the history"))?;
-    let writes = match cpu_writes(&cpu_log) {
+    let writes = match cpu_writes(&rt, &cpu_log) {
         Ok(w) => w,
         Err(e) if a.allow_output_overwrite => {
-            eprintln!("warning: {e}; running anyway (--allow_output_overwrite)");
+            eprintln!("warning: {e:#}; running anyway (--allow_output_overwrite)");
             Vec::new()
         }
         Err(e) => bail!(
-            "{e}: cannot tell where the job writes; refusing to run (--allow_output_overwrite to run anyway)"
+            "{e:#}: cannot tell where the job writes; refusing to run (--allow_output_overwrite to run anyway)"
         ),
     };
     let run_dir = format!("job{job_id}-{}", aether_platform::now_ms());
@@ -396,7 +395,9 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         let list = sb.unmapped.join(", ");
         if !a.allow_output_overwrite {
             bail!(
-                "the CPU run wrote {list}, which no argument of the job names: this run would write                  there too (production outputs); refusing (pass the output as an argument, or                  --allow_output_overwrite)"
+                "the CPU run wrote {list}, which no argument of the job names: this run would write \
+                 there too (production outputs); refusing (pass the output as an argument, or \
+                 --allow_output_overwrite)"
             );
         }
         eprintln!("warning: this run may overwrite {list} (--allow_output_overwrite)");
@@ -503,7 +504,7 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     run.driver_log = rt.block_on(b.driver_log(&cid, &sid)).ok().flatten();
     run.event_log = rt.block_on(b.event_log(&cid, &sid)).ok().flatten();
     if info.state == StepState::Completed {
-        run.duration_ms = run.event_log.as_deref().and_then(run_duration);
+        run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(&rt, l));
     }
     if run.duration_ms.is_none() {
         run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);

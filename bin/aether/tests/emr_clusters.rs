@@ -237,14 +237,7 @@ fn emr_clusters_from_the_qualified_shape_through_the_sdk() {
         out(&o),
         err(&o)
     );
-    let state: String = db
-        .query_row(
-            "SELECT state FROM clusters WHERE cluster_id = ?1",
-            [&cluster],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(state, "TERMINATED");
+    assert_eq!(common::cluster_state(&db, &cluster), "TERMINATED");
     let o = aether(
         &home,
         ep,

@@ -225,14 +225,7 @@ fn a_job_runs_twice_locally_with_two_configs_and_both_runs_are_recorded() {
         "{}",
         err(&o)
     );
-    let state: String = db
-        .query_row(
-            "SELECT state FROM clusters WHERE cluster_id = ?1",
-            [&cluster],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(state, "TERMINATED");
+    assert_eq!(common::cluster_state(&db, &cluster), "TERMINATED");
     let o = aether(
         &home,
         &["submit", "--config_id", "999", "--cluster_id", &cluster],
@@ -268,20 +261,8 @@ fn interrupted_and_timed_out_submits_leave_nothing_running() {
         let p = home.join(format!("local/clusters/{cluster}/steps/{step}/pid"));
         std::fs::read_to_string(p).unwrap().trim().parse().unwrap()
     };
-    let group_alive = |pid: i32| {
-        // members of the step's process group that are not zombies
-        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read_to_string(e.path().join("stat"))
-                .ok()
-                .is_some_and(|st| {
-                    let f: Vec<String> = st
-                        .rsplit_once(')')
-                        .map(|(_, r)| r.split_whitespace().map(String::from).collect())
-                        .unwrap_or_default();
-                    f.len() > 2 && f[2] == pid.to_string() && f[0] != "Z"
-                })
-        })
-    };
+    // members of the step's process group that are not zombies
+    let group_alive = |pid: i32| aether_platform::local::group_running(pid) > 0;
 
     let child = Command::new(env!("CARGO_BIN_EXE_aether"))
         .args([

@@ -162,6 +162,17 @@ pub struct Qualification {
     pub savings_usd: Option<f64>,
 }
 
+/// What [`History::record`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub job_id: i64,
+    /// Also the id of the qualification's recommended GPU cluster shape
+    /// (`cluster create --cluster_shape_id`).
+    pub qualification_id: i64,
+    /// The config of the AutoTuner's properties (`submit --config_id`).
+    pub config_id: i64,
+}
+
 /// A stored set of Spark properties a run can use (`submit --config_id`).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Config {
@@ -338,47 +349,30 @@ impl History {
         self.write(|tx| job_in(tx, app_id, attempt_id, event_log, app_name))
     }
 
-    /// Record a qualification (and the CPU run it read) for an app run, in one transaction;
-    /// returns the job id.
+    /// Record a qualification and the CPU run it read for an app run, with the AutoTuner's
+    /// properties as a config of the job (source `qualify`) and the job's definition when the
+    /// log holds one, in one transaction.
     pub fn record(
-        &mut self,
-        app_id: &str,
-        attempt_id: &str,
-        event_log: &str,
-        app_name: &str,
-        run: &CpuRun,
-        q: &Qualification,
-    ) -> Result<i64> {
-        self.write(|tx| record_in(tx, app_id, attempt_id, event_log, app_name, run, q))
-    }
-
-    /// Record a qualification as in [`History::record`], with the AutoTuner's properties as a
-    /// config of the job (source `qualify`) and the job's definition when the log holds one;
-    /// returns `(job id, qualification id, config id)`; the qualification id is also the id
-    /// of its recommended GPU cluster shape (`cluster create --cluster_shape_id`).
-    pub fn record_with_config(
         &mut self,
         app: (&str, &str, &str, &str),
         run: &CpuRun,
         q: &Qualification,
         properties: &std::collections::BTreeMap<String, String>,
         definition: Option<&serde_json::Value>,
-    ) -> Result<(i64, i64, i64)> {
+    ) -> Result<Recorded> {
         let (app_id, attempt_id, event_log, app_name) = app;
         self.write(|tx| {
-            let job = record_in(tx, app_id, attempt_id, event_log, app_name, run, q)?;
-            let qid = tx.last_insert_rowid();
-            let now = now_ms();
-            tx.execute(
-                "INSERT INTO configs (job_id, source, qualification_id, properties_json, created_ms)
-                 VALUES (?1, 'qualify', ?2, ?3, ?4)",
-                params![job, qid, serde_json::to_string(properties).unwrap_or_default(), now],
-            )?;
-            let config = tx.last_insert_rowid();
+            let job_id = record_in(tx, app_id, attempt_id, event_log, app_name, run, q)?;
+            let qualification_id = tx.last_insert_rowid();
+            let config_id = config_in(tx, job_id, "qualify", Some(qualification_id), properties)?;
             if let Some(d) = definition {
-                definition_in(tx, job, "event_log", d)?;
+                definition_in(tx, job_id, "event_log", d)?;
             }
-            Ok((job, qid, config))
+            Ok(Recorded {
+                job_id,
+                qualification_id,
+                config_id,
+            })
         })
     }
 
@@ -420,13 +414,7 @@ impl History {
         source: &str,
         properties: &std::collections::BTreeMap<String, String>,
     ) -> Result<i64> {
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO configs (job_id, source, properties_json, created_ms) VALUES (?1, ?2, ?3, ?4)",
-                params![job_id, source, serde_json::to_string(properties).unwrap_or_default(), now_ms()],
-            )?;
-            Ok(tx.last_insert_rowid())
-        })
+        self.write(|tx| config_in(tx, job_id, source, None, properties))
     }
 
     /// A stored config, `None` when no config has that id.
@@ -646,6 +634,27 @@ impl History {
     }
 }
 
+fn config_in(
+    tx: &rusqlite::Transaction<'_>,
+    job_id: i64,
+    source: &str,
+    qualification_id: Option<i64>,
+    properties: &std::collections::BTreeMap<String, String>,
+) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO configs (job_id, source, qualification_id, properties_json, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            job_id,
+            source,
+            qualification_id,
+            serde_json::to_string(properties).unwrap_or_default(),
+            now_ms()
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
 fn definition_in(
     tx: &rusqlite::Transaction<'_>,
     job_id: i64,
@@ -768,8 +777,15 @@ mod tests {
             ..Default::default()
         };
         let again = h
-            .record("app-1", "", "/logs/a", "etl", &CpuRun::default(), &q)
-            .unwrap();
+            .record(
+                ("app-1", "", "/logs/a", "etl"),
+                &CpuRun::default(),
+                &q,
+                &Default::default(),
+                None,
+            )
+            .unwrap()
+            .job_id;
         assert_eq!(again, a);
         drop(h);
         // reopening keeps everything and does not migrate again

@@ -198,14 +198,13 @@ fn log_key(source: &str) -> String {
 impl Warehouse {
     /// Open (or prepare to create) a warehouse at `location`.
     pub fn open(location: &str, s3: &aether_ingest::S3Options) -> Result<Warehouse> {
-        if let Some(rest) = location.strip_prefix("s3://") {
-            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-            let store = aether_ingest::source::s3_store(bucket, s3).map_err(EngineError::Other)?;
-            let prefix = prefix.trim_end_matches('/');
+        if location.starts_with("s3://") {
+            let s = aether_ingest::source::s3_location(location, s3)
+                .map_err(|e| EngineError::Other(format!("{location}: {e}")))?;
             Ok(Warehouse {
-                store,
-                prefix: ObjPath::from(prefix),
-                url: format!("s3://{bucket}/{prefix}/"),
+                store: s.store,
+                prefix: ObjPath::from(s.prefix.as_str()),
+                url: format!("s3://{}/{}/", s.bucket, s.prefix),
             })
         } else {
             std::fs::create_dir_all(location).map_err(|e| {

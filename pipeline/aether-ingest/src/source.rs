@@ -153,6 +153,31 @@ pub fn s3_store(bucket: &str, opts: &S3Options) -> Result<Arc<dyn ObjectStore>, 
     Ok(Arc::new(b.build().map_err(|e| e.to_string())?))
 }
 
+/// An S3 location, `s3://bucket/prefix` (or `s3a://`).
+pub struct S3Location {
+    pub store: Arc<dyn ObjectStore>,
+    pub bucket: String,
+    /// The key prefix, without a trailing `/` (empty for the whole bucket).
+    pub prefix: String,
+}
+
+/// The store of an `s3://bucket/prefix` URL and the prefix within it.
+pub fn s3_location(url: &str, opts: &S3Options) -> Result<S3Location, String> {
+    let rest = url
+        .strip_prefix("s3://")
+        .or_else(|| url.strip_prefix("s3a://"))
+        .ok_or_else(|| "not an s3:// URL".to_string())?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.is_empty() {
+        return Err("no bucket in the URL".into());
+    }
+    Ok(S3Location {
+        store: s3_store(bucket, opts)?,
+        bucket: bucket.to_string(),
+        prefix: prefix.trim_end_matches('/').to_string(),
+    })
+}
+
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
@@ -477,14 +502,13 @@ fn discover_local(
 
 async fn discover_s3(url: &str, opts: &S3Options) -> Result<Vec<LogSource>, String> {
     use futures::TryStreamExt;
-    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    if bucket.is_empty() {
-        return Err("no bucket in the URL".into());
-    }
-    let store = s3_store(bucket, opts)?;
+    let S3Location {
+        store,
+        bucket,
+        prefix,
+    } = s3_location(url, opts)?;
     let base = format!("s3://{bucket}");
-    let prefix = prefix.trim_end_matches('/');
+    let prefix = prefix.as_str();
     let part = |m: &object_store::ObjectMeta| Part {
         location: Location::Object {
             store: store.clone(),

@@ -70,7 +70,6 @@ fn needs_gpu(key: &str, value: &str) -> bool {
         || key.starts_with("spark.executor.resource.gpu.")
         || key.starts_with("spark.task.resource.gpu.")
         || key.starts_with("spark.driver.resource.gpu.")
-        || key == "spark.executor.resource.gpu.discoveryScript"
 }
 
 fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
@@ -92,7 +91,7 @@ fn alive(pid: i32) -> bool {
 
 /// How many processes of process group `pgid` still run (zombies, which only wait for their
 /// parent to reap them, do not count), from `/proc`.
-fn group_running(pgid: i32) -> usize {
+pub fn group_running(pgid: i32) -> usize {
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return 0;
     };
@@ -127,18 +126,13 @@ fn failure_lines(stderr: &str) -> Option<String> {
                 || l.starts_with("Caused by")
         })
         .collect();
+    // the last error lines, else the last lines
     let pick = if lines.is_empty() {
-        stderr
-            .lines()
-            .rev()
-            .take(3)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
+        stderr.lines().collect()
     } else {
-        lines[lines.len().saturating_sub(3)..].to_vec()
+        lines
     };
+    let pick = &pick[pick.len().saturating_sub(3)..];
     let s = pick.join("\n").trim().to_string();
     (!s.is_empty()).then_some(s)
 }

@@ -8,14 +8,13 @@ use anyhow::Result;
 use crate::qualify::AppQualification;
 
 /// Record one qualified app with the AutoTuner's properties as a config and, when the log
-/// holds its spark-submit command line, the job's definition; returns `(job id, shape id,
-/// config id)`.
+/// holds its spark-submit command line, the job's definition.
 pub fn record(
     history: &Mutex<History>,
     q: &AppQualification,
     platform: &str,
     model: &str,
-) -> Result<(i64, i64, i64)> {
+) -> Result<aether_core::history::Recorded> {
     let run = aether_core::history::CpuRun {
         start_ms: q.start_ms,
         app_duration_ms: q.app_duration_ms,
@@ -67,7 +66,7 @@ pub fn record(
     let mut h = history
         .lock()
         .map_err(|_| anyhow::anyhow!("the history lock is poisoned"))?;
-    Ok(h.record_with_config(
+    Ok(h.record(
         (
             &q.app_id,
             q.attempt_id.as_deref().unwrap_or(""),

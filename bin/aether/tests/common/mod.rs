@@ -13,6 +13,16 @@ pub fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The state the job history holds for a cluster aether made.
+pub fn cluster_state(db: &rusqlite::Connection, cluster_id: &str) -> String {
+    db.query_row(
+        "SELECT state FROM clusters WHERE cluster_id = ?1",
+        [cluster_id],
+        |r| r.get(0),
+    )
+    .unwrap_or_else(|e| panic!("cluster {cluster_id} in the history: {e}"))
+}
+
 /// A moto server (S3, EMR, …) on a free loopback port, stopped on drop.
 pub struct Moto {
     pub child: std::process::Child,

@@ -445,7 +445,17 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         }),
         ..Default::default()
     };
-    run.run_id = h.start_run(&run)?;
+    run.run_id = match h.start_run(&run) {
+        Ok(id) => id,
+        Err(e) => {
+            // a run that cannot be recorded is not left running
+            let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
+            return Err(anyhow!(e).context(format!(
+                "step {} cancelled: the run could not be recorded",
+                step.step_id
+            )));
+        }
+    };
     eprintln!(
         "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
         run.run_id,
@@ -491,8 +501,14 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         None => cancel("INTERRUPTED"),
         Some(Err(aether_platform::PlatformError::Deadline { .. })) => cancel("TIMED_OUT"),
         Some(Err(e)) => {
+            // polling failed: the step is not left running unwatched
+            let (_, i) = cancel("FAILED");
             run.status = "FAILED".into();
-            run.failure_reason = Some(e.to_string());
+            run.end_ms = i.end_ms;
+            run.failure_reason = Some(match i.failure_reason {
+                Some(c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
+                _ => format!("{e}; the step was cancelled"),
+            });
             h.finish_run(&run)?;
             return Err(e.into());
         }

@@ -264,6 +264,30 @@ fn interrupted_and_timed_out_submits_leave_nothing_running() {
     // members of the step's process group that are not zombies
     let group_alive = |pid: i32| aether_platform::local::group_running(pid) > 0;
 
+    /// Kills what the test started (aether, and the step's process group once known) when
+    /// the test ends, also when an assertion fails first.
+    struct Cleanup {
+        child: Option<std::process::Child>,
+        group: i32,
+    }
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            if let Some(c) = self.child.as_mut() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            if self.group > 0 {
+                // SAFETY: SIGKILL to the step's own process group
+                unsafe {
+                    libc::kill(-self.group, libc::SIGKILL);
+                }
+            }
+        }
+    }
+    let mut cleanup = Cleanup {
+        child: None,
+        group: 0,
+    };
     let child = Command::new(env!("CARGO_BIN_EXE_aether"))
         .args([
             "submit",
@@ -279,6 +303,8 @@ fn interrupted_and_timed_out_submits_leave_nothing_running() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let aether_pid = child.id() as i32;
+    cleanup.child = Some(child);
     // wait until the run is recorded RUNNING, then give Spark a moment to start its JVM
     let t = std::time::Instant::now();
     let step: String = loop {
@@ -297,12 +323,13 @@ fn interrupted_and_timed_out_submits_leave_nothing_running() {
     };
     std::thread::sleep(std::time::Duration::from_secs(3));
     let pid = step_pid(&step);
+    cleanup.group = pid;
     assert!(group_alive(pid), "spark-submit is running");
     // SAFETY: SIGINT to the aether child only (spark-submit has its own process group)
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(aether_pid, libc::SIGINT);
     }
-    let o = child.wait_with_output().unwrap();
+    let o = cleanup.child.take().unwrap().wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", err(&o));
     let status: String = db
         .query_row("SELECT status FROM runs WHERE step_id = ?1", [&step], |r| {

@@ -349,8 +349,24 @@ fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
 #[derive(Args)]
 struct QualifyArgs {
     /// CPU event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
-    #[arg(long = "event_log", alias = "event-log", num_args = 1.., required = true, action = clap::ArgAction::Append)]
+    #[arg(long = "event_log", alias = "event-log", num_args = 1.., required_unless_present = "platform_job_id", action = clap::ArgAction::Append)]
     event_log: Vec<String>,
+    /// An EMR step (s-…) to qualify: its event log is found from the step's stderr (the YARN
+    /// application id) in the event-log folder, and the step is recorded as the job's
+    /// definition (what `submit` re-runs).
+    #[arg(
+        long = "platform_job_id",
+        alias = "platform-job-id",
+        requires = "cluster_id"
+    )]
+    platform_job_id: Option<String>,
+    /// The EMR cluster (j-…) of --platform_job_id.
+    #[arg(
+        long = "cluster_id",
+        alias = "cluster-id",
+        requires = "platform_job_id"
+    )]
+    cluster_id: Option<String>,
     /// The platform to predict for (default: core.selected_platform of the settings, else emr).
     #[arg(long)]
     platform: Option<String>,
@@ -487,7 +503,27 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         .as_deref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("builtin:{}", opts.platform));
-    let results = aether_predict::qualify::qualify_inputs(&a.event_log, &opts, |q, done, total| {
+    // an EMR step: its event log joins the inputs, its definition is recorded after
+    let mut inputs = a.event_log.clone();
+    let step = match (&a.platform_job_id, &a.cluster_id) {
+        (Some(step), Some(cluster)) => match optimize::step_source(&cfg, cluster, step) {
+            Ok(s) => {
+                eprintln!(
+                    "step {step} on {cluster}: {} event log {}",
+                    s.step.state.as_str(),
+                    s.event_log
+                );
+                inputs.push(s.event_log.clone());
+                Some(s)
+            }
+            Err(e) => {
+                eprintln!("error: --platform_job_id {step} --cluster_id {cluster}: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        _ => None,
+    };
+    let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, done, total| {
         // each app is recorded as soon as it is judged: a run killed midway keeps what it did
         if q.status == Status::Success {
             match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
@@ -512,6 +548,16 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
     });
     if tty {
         eprintln!();
+    }
+    if let Some(src) = &step {
+        let same = |l: &str| l.trim_end_matches('/') == src.event_log.trim_end_matches('/');
+        for q in results.iter().filter(|q| same(&q.event_log)) {
+            let Some(job_id) = q.job_id else { continue };
+            let h = history.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = optimize::record_step_source(h, job_id, src) {
+                eprintln!("warning: step {}: not recorded: {e:#}", src.step.step_id);
+            }
+        }
     }
     for q in results
         .iter()

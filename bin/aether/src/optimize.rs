@@ -111,19 +111,168 @@ fn backend(
                     .with_rapids_jar(rapids),
             ))
         }
+        PlatformArg::Emr => Ok(Box::new(emr_backend(cfg, rt))),
+    }
+}
+
+/// The EMR backend with the `platform.emr.*` settings.
+fn emr_backend(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> aether_platform::emr::EmrBackend {
+    let e = &cfg.config.platform.emr;
+    let d = aether_platform::emr::EmrSettings::default();
+    let settings = aether_platform::emr::EmrSettings {
+        log_uri: e.cluster.log_path.clone(),
+        artifacts_path: e.cluster.artifacts_path.clone(),
+        spark_event_log_dir: e.spark_event_log_dir.clone(),
+        release_label: e.release_label.clone().unwrap_or(d.release_label.clone()),
+        idle_timeout_s: e.cluster.idle_timeout_s.unwrap_or(d.idle_timeout_s),
+        ..d
+    };
+    rt.block_on(aether_platform::emr::EmrBackend::from_env(
+        e.region.clone(),
+        settings,
+    ))
+}
+
+/// How long a finished step's logs are waited for: EMR copies step logs to S3 every few
+/// minutes; a local step's are there when it ends.
+fn log_wait(cfg: &ConfigFile, platform: PlatformArg) -> Duration {
+    match platform {
+        PlatformArg::Local => Duration::ZERO,
         PlatformArg::Emr => {
-            let e = &cfg.config.platform.emr;
-            let settings = aether_platform::emr::EmrSettings {
-                log_uri: e.cluster.log_path.clone(),
-                artifacts_path: e.cluster.artifacts_path.clone(),
-                spark_event_log_dir: e.spark_event_log_dir.clone(),
-                ..Default::default()
-            };
-            Ok(Box::new(rt.block_on(
-                aether_platform::emr::EmrBackend::from_env(e.region.clone(), settings),
-            )))
+            Duration::from_secs(cfg.config.platform.emr.cluster.log_wait_s.unwrap_or(600) as u64)
         }
     }
+}
+
+/// `f` until it finds something or `wait` has passed (polling with backoff).
+fn wait_for<'a, T>(
+    rt: &tokio::runtime::Runtime,
+    wait: Duration,
+    mut f: impl FnMut() -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = aether_platform::Result<Option<T>>> + Send + 'a>,
+    >,
+) -> aether_platform::Result<Option<T>> {
+    let start = std::time::Instant::now();
+    let mut every = Duration::from_millis(250);
+    loop {
+        if let Some(v) = rt.block_on(f())? {
+            return Ok(Some(v));
+        }
+        let left = wait.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        std::thread::sleep(every.min(left));
+        every = (every * 2).min(Duration::from_secs(15));
+    }
+}
+
+/// A finished EMR step, as `qualify --platform_job_id` reads it.
+pub struct StepSource {
+    pub step: aether_platform::StepInfo,
+    pub event_log: String,
+    pub driver_log: Option<String>,
+    /// The job the step ran (`None` when it was not a spark-submit).
+    pub job: Option<JobDefinition>,
+}
+
+/// The event log and job of step `step_id` of EMR cluster `cluster_id`: DescribeStep, the YARN
+/// application id in the step's stderr, the application's log in the event-log folder.
+pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<StepSource> {
+    let rt = runtime()?;
+    let b = emr_backend(cfg, &rt);
+    let step = rt.block_on(b.step(cluster_id, step_id))?;
+    if !step.state.is_final() {
+        bail!(
+            "step {step_id} on {cluster_id} is {}: qualify it once it has finished",
+            step.state.as_str()
+        );
+    }
+    if step.state != StepState::Completed {
+        eprintln!(
+            "warning: step {step_id} {}{}: qualifying the log it left",
+            step.state.as_str(),
+            step.failure_reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+    }
+    let wait = log_wait(cfg, PlatformArg::Emr);
+    let event_log = wait_for(&rt, wait, || b.event_log(cluster_id, step_id))?.ok_or_else(|| {
+        anyhow!(
+            "step {step_id} on {cluster_id}: no event log found within {} s (its stderr names no \
+                 YARN application yet, or the application's log is not in the event-log folder)",
+            wait.as_secs()
+        )
+    })?;
+    let driver_log = rt
+        .block_on(b.driver_log(cluster_id, step_id))
+        .ok()
+        .flatten();
+    let job = JobDefinition::from_args(&step.args).ok();
+    Ok(StepSource {
+        step,
+        event_log,
+        driver_log,
+        job,
+    })
+}
+
+/// Records what qualify read from an EMR step: the step as the job's definition (what `submit`
+/// re-runs) and the CPU run itself.
+pub fn record_step_source(
+    mut h: std::sync::MutexGuard<'_, History>,
+    job_id: i64,
+    src: &StepSource,
+) -> Result<()> {
+    if let Some(job) = &src.job {
+        h.set_definition(job_id, "emr-step", &serde_json::to_value(job)?)?;
+    } else {
+        eprintln!(
+            "warning: step {} is not a spark-submit step ({}): submit needs --job for this job",
+            src.step.step_id,
+            src.step.args.join(" ")
+        );
+    }
+    let s = &src.step;
+    let mut run = Run {
+        job_id,
+        kind: "cpu-original".into(),
+        backend: Some("emr".into()),
+        cluster_id: Some(s.cluster_id.clone()),
+        step_id: Some(s.step_id.clone()),
+        status: s.state.as_str().into(),
+        start_ms: s.start_ms,
+        end_ms: s.end_ms,
+        duration_ms: s.start_ms.zip(s.end_ms).map(|(a, b)| b - a),
+        event_log: Some(src.event_log.clone()),
+        driver_log: src.driver_log.clone(),
+        failure_reason: s.failure_reason.clone(),
+        details: serde_json::json!({ "args": s.args }),
+        ..Default::default()
+    };
+    run.run_id = h.start_run(&run)?;
+    h.finish_run(&run)?;
+    Ok(())
+}
+
+/// What a run cost: its hours times the hourly price (EC2 + EMR) of the cluster's nodes, from
+/// the price catalog; `None` on the local backend or for an instance type not in the catalog.
+fn run_cost(cfg: &ConfigFile, c: &ClusterInfo, duration_ms: i64) -> Option<f64> {
+    if c.groups.is_empty() {
+        return None;
+    }
+    let e = &cfg.config.platform.emr;
+    let catalog =
+        aether_predict::cluster::Catalog::load(e.pricing_file.as_deref().map(std::path::Path::new))
+            .ok()?;
+    let region = e.region.as_deref().unwrap_or("us-east-1");
+    let mut per_hour = 0.0;
+    for g in &c.groups {
+        per_hour += catalog.price(region, &g.instance_type)?.total() * g.count as f64;
+    }
+    Some(per_hour * duration_ms as f64 / 3_600_000.0)
 }
 
 /// Puts the cgroup bootstrap action an EMR 7 RAPIDS cluster needs under the artifacts path
@@ -423,7 +572,8 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     let job = sb.job;
     let cluster = rt.block_on(b.describe(&a.cluster_id))?;
     let req = StepRequest {
-        name: format!("aether job {job_id} config {config_id}"),
+        // unique per run: a retried AddJobFlowSteps finds the step by it
+        name: format!("aether job {job_id} config {config_id} {run_dir}"),
         job,
         conf: properties,
     };
@@ -517,14 +667,42 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     run.status = status;
     run.end_ms = info.end_ms;
     run.failure_reason = info.failure_reason.clone();
-    run.driver_log = rt.block_on(b.driver_log(&cid, &sid)).ok().flatten();
-    run.event_log = rt.block_on(b.event_log(&cid, &sid)).ok().flatten();
-    if info.state == StepState::Completed {
+    // the logs: a completed run's event log is waited for, a failed run's stderr
+    let wait = log_wait(&cfg, a.platform);
+    let completed = info.state == StepState::Completed;
+    let (ev_wait, drv_wait) = if completed {
+        (wait, Duration::ZERO)
+    } else {
+        (Duration::ZERO, wait.min(Duration::from_secs(120)))
+    };
+    let mut log_errors = Vec::new();
+    match wait_for(&rt, drv_wait, || b.driver_log(&cid, &sid)) {
+        Ok(l) => run.driver_log = l,
+        Err(e) => log_errors.push(format!("driver log: {e}")),
+    }
+    match wait_for(&rt, ev_wait, || b.event_log(&cid, &sid)) {
+        Ok(l) => run.event_log = l,
+        Err(e) => log_errors.push(format!("event log: {e}")),
+    }
+    if completed && run.event_log.is_none() && log_errors.is_empty() {
+        log_errors.push(format!(
+            "event log: none found within {} s",
+            ev_wait.as_secs()
+        ));
+    }
+    for e in &log_errors {
+        eprintln!("warning: run {}: {e}", run.run_id);
+    }
+    if !log_errors.is_empty() {
+        run.details["log_errors"] = serde_json::json!(log_errors);
+    }
+    if completed {
         run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(&rt, l));
     }
     if run.duration_ms.is_none() {
         run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
     }
+    run.cost_usd = run.duration_ms.and_then(|d| run_cost(&cfg, &cluster, d));
     h.finish_run(&run)?;
     println!(
         "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
@@ -534,10 +712,24 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         run.duration_ms.unwrap_or(0),
         run.event_log.as_deref().unwrap_or("-")
     );
+    if let Some(c) = run.cost_usd {
+        eprintln!(
+            "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price)"
+        );
+    }
     if let Some(r) = &run.failure_reason {
         eprintln!("  reason: {r}");
         if let Some(l) = &run.driver_log {
             eprintln!("  driver log: {l}");
+            let s3 = aether_ingest::S3Options {
+                region: cfg.config.platform.emr.region.clone(),
+                endpoint: None,
+            };
+            if let Ok(lines) = rt.block_on(aether_platform::log_tail(l, &s3, 12)) {
+                for line in lines {
+                    eprintln!("    | {line}");
+                }
+            }
         }
     }
     Ok(match info.state {

@@ -99,6 +99,8 @@ pub struct Emr {
     pub gpu_instance_types: Vec<String>,
     /// A prices file (CSV) overriding the committed catalog.
     pub pricing_file: Option<String>,
+    /// The EMR release of the GPU test clusters (7.x, where the RAPIDS classifications apply).
+    pub release_label: Option<String>,
 }
 
 impl Default for Emr {
@@ -112,6 +114,7 @@ impl Default for Emr {
                 .map(|s| s.to_string())
                 .collect(),
             pricing_file: None,
+            release_label: None,
         }
     }
 }
@@ -124,6 +127,11 @@ pub struct EmrCluster {
     pub artifacts_path: Option<String>,
     /// Where the EMR clusters aether starts write their logs (`s3://bucket/prefix`).
     pub log_path: Option<String>,
+    /// Idle seconds after which EMR ends a test cluster (its auto-termination policy).
+    pub idle_timeout_s: Option<i64>,
+    /// How long a finished step's logs are waited for in S3 (EMR copies step logs every few
+    /// minutes).
+    pub log_wait_s: Option<i64>,
 }
 
 /// The form a key's value takes.
@@ -143,6 +151,10 @@ pub enum Kind {
     S3UrlOrPath,
     /// A comma-separated list of EC2 instance types or families.
     InstanceTypes,
+    /// An EMR 7 release label, `emr-7.N.N`.
+    EmrRelease,
+    /// Whole seconds within a range.
+    Seconds(i64, i64),
 }
 
 impl Kind {
@@ -157,6 +169,8 @@ impl Kind {
             Kind::InstanceTypes => {
                 "EC2 GPU instance types or families, comma-separated, such as g5.xlarge,g6".into()
             }
+            Kind::EmrRelease => "an EMR 7 release label such as emr-7.9.0".into(),
+            Kind::Seconds(lo, hi) => format!("whole seconds from {lo} to {hi}"),
         }
     }
 }
@@ -205,6 +219,11 @@ pub const KEYS: &[KeySpec] = &[
         doc: "a prices CSV overriding the committed on-demand catalog",
     },
     KeySpec {
+        key: "platform.emr.release_label",
+        kind: Kind::EmrRelease,
+        doc: "the EMR release of the GPU test clusters; default emr-7.9.0",
+    },
+    KeySpec {
         key: "platform.emr.cluster.artifacts_path",
         kind: Kind::S3Url,
         doc: "where aether puts the artifacts of its EMR jobs",
@@ -213,6 +232,16 @@ pub const KEYS: &[KeySpec] = &[
         key: "platform.emr.cluster.log_path",
         kind: Kind::S3Url,
         doc: "where the EMR clusters aether starts write their logs",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.idle_timeout_s",
+        kind: Kind::Seconds(60, 7 * 24 * 3600),
+        doc: "idle seconds after which EMR ends a test cluster (auto-termination); default 3600",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.log_wait_s",
+        kind: Kind::Seconds(0, 3600),
+        doc: "how long a finished step's logs are waited for in S3; default 600",
     },
 ];
 
@@ -322,6 +351,22 @@ fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
                 expand_home(v)
             })
         }
+        Kind::EmrRelease => {
+            let ok = v.strip_prefix("emr-7.").is_some_and(|r| {
+                let p: Vec<&str> = r.split('.').collect();
+                p.len() == 2
+                    && p.iter()
+                        .all(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+            });
+            if !ok {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::Seconds(lo, hi) => match v.parse::<i64>() {
+            Ok(n) if (lo..=hi).contains(&n) => toml::Value::Integer(n),
+            _ => return Err(bad()),
+        },
         Kind::InstanceTypes => {
             let items: Vec<&str> = v
                 .split(',')
@@ -564,6 +609,9 @@ mod tests {
             .unwrap();
         c.set("platform.emr.cluster.log_path", "s3://my-bucket/logs/")
             .unwrap();
+        c.set("platform.emr.release_label", "emr-7.10.0").unwrap();
+        c.set("platform.emr.cluster.idle_timeout_s", "900").unwrap();
+        assert_eq!(c.platform.emr.cluster.idle_timeout_s, Some(900));
         let text = c.to_toml();
         let back = Config::from_toml(&text, "x").unwrap();
         assert_eq!(back, c);
@@ -596,6 +644,11 @@ mod tests {
             ("platform.emr.gpu_instance_types", ""),
             ("platform.emr.pricing_file", "/no/such/file.csv"),
             ("core.history_db", ""),
+            ("platform.emr.release_label", "emr-6.15.0"),
+            ("platform.emr.release_label", "emr-7.9"),
+            ("platform.emr.cluster.idle_timeout_s", "30"),
+            ("platform.emr.cluster.idle_timeout_s", "1h"),
+            ("platform.emr.cluster.log_wait_s", "-1"),
         ] {
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains("expected"), "{k}={v}: {e}");

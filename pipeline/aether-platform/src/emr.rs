@@ -2,9 +2,16 @@
 //!
 //! Credentials, region and endpoints come from the SDK's standard configuration (the credential
 //! chain and profiles, `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_EMR`, a profile's `endpoint_url`),
-//! so every command works unchanged against an emulator. This part creates, describes, lists
-//! and terminates clusters and submits, polls and cancels steps (`command-runner.jar`
-//! spark-submit); fetching a step's event and driver logs from S3 comes next.
+//! so every command works unchanged against an emulator (`tests/emr-emulator`). It creates,
+//! describes, lists and terminates clusters, submits, polls and cancels steps
+//! (`command-runner.jar` spark-submit), and finds a step's logs in S3: its stderr under
+//! `LogUri/<cluster>/steps/<step>/stderr.gz`, the YARN application id in it, and the event log
+//! of that application under the cluster's `spark.eventLog.dir`.
+//!
+//! RunJobFlow and AddJobFlowSteps are not idempotent: they are sent without the SDK's retries
+//! and retried here only after looking for what the lost attempt may have made (the cluster by
+//! its request-token tag, the step by its name). Every other call has the SDK's standard
+//! retries for throttling and 5xx answers.
 //!
 //! A cluster is what AWS documents for the RAPIDS Accelerator on EMR 7: applications Hadoop and
 //! Spark, the `spark` (enableSparkRapids), `yarn-site` (GPU resource plugin, cgroups mount),
@@ -16,7 +23,7 @@
 
 use crate::{
     ClusterBackend, ClusterInfo, ClusterSpec, ClusterState, PlatformError, Result, StepInfo,
-    StepRequest, StepState,
+    StepRequest, StepState, io,
 };
 use async_trait::async_trait;
 use aws_sdk_emr::Client;
@@ -55,7 +62,7 @@ impl Default for EmrSettings {
             artifacts_path: None,
             spark_event_log_dir: None,
             idle_timeout_s: 3600,
-            primary_instance_type: "m5.xlarge".into(),
+            primary_instance_type: "m5d.xlarge".into(),
             service_role: "EMR_DefaultRole".into(),
             job_flow_role: "EMR_EC2_DefaultRole".into(),
         }
@@ -182,6 +189,8 @@ fn state_of(s: Option<&EmrState>) -> ClusterState {
 pub struct EmrBackend {
     client: Client,
     settings: EmrSettings,
+    /// S3 (step logs, event logs): the same region and endpoint settings.
+    s3: aether_ingest::S3Options,
 }
 
 impl EmrBackend {
@@ -194,8 +203,102 @@ impl EmrBackend {
         let conf = loader.load().await;
         EmrBackend {
             client: Client::new(&conf),
+            s3: aether_ingest::S3Options {
+                region: conf.region().map(|r| r.to_string()),
+                endpoint: None,
+            },
             settings,
         }
+    }
+
+    /// A step of the cluster named `name`, if any (the newest).
+    async fn find_step(&self, cluster_id: &str, name: &str) -> Result<Option<String>> {
+        let mut pages = self
+            .client
+            .list_steps()
+            .cluster_id(cluster_id)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| sdk("ListSteps", e))?;
+            if let Some(s) = page.steps().iter().find(|s| s.name() == Some(name)) {
+                return Ok(s.id().map(String::from));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `LogUri/<cluster>/steps/<step>/<file>`, where EMR puts a step's logs.
+    async fn step_log_url(
+        &self,
+        cluster_id: &str,
+        step_id: &str,
+        file: &str,
+    ) -> Result<Option<String>> {
+        let c = self.raw_cluster(cluster_id).await?;
+        let Some(uri) = c
+            .log_uri()
+            .map(String::from)
+            .or_else(|| self.settings.log_uri.clone())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(format!(
+            "{}/{cluster_id}/steps/{step_id}/{file}",
+            uri.trim_end_matches('/')
+        )))
+    }
+
+    /// The YARN application id of a step, from its stderr (`None` until EMR put the log).
+    pub async fn application_id(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>> {
+        let Some(url) = self.step_log_url(cluster_id, step_id, "stderr.gz").await? else {
+            return Err(other(format!(
+                "cluster {cluster_id} has no LogUri (platform.emr.cluster.log_path): its steps' logs, \
+                 and so their application ids, are not kept"
+            )));
+        };
+        let Some(bytes) = read_object(&self.s3, &url).await? else {
+            return Ok(None);
+        };
+        let mut text = String::new();
+        use std::io::Read;
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_string(&mut text)
+            .map_err(|e| io(&url, e))?;
+        application_id_in(&text)
+            .map(Some)
+            .ok_or_else(|| other(format!("{url}: no YARN application id (\"Submitted application application_…\") in the step's stderr")))
+    }
+
+    /// A `spark-defaults` property the cluster was made with.
+    async fn cluster_conf(&self, cluster_id: &str, key: &str) -> Result<Option<String>> {
+        let c = self.raw_cluster(cluster_id).await?;
+        Ok(c.configurations()
+            .iter()
+            .filter(|x| x.classification() == Some("spark-defaults"))
+            .find_map(|x| x.properties().and_then(|p| p.get(key)).cloned()))
+    }
+
+    async fn raw_cluster(&self, cluster_id: &str) -> Result<aws_sdk_emr::types::Cluster> {
+        let out = self
+            .client
+            .describe_cluster()
+            .cluster_id(cluster_id)
+            .send()
+            .await
+            .map_err(|e| {
+                let text = sdk("DescribeCluster", e).to_string();
+                if text.contains("InvalidRequest")
+                    || text.contains("not valid")
+                    || text.contains("does not exist")
+                {
+                    PlatformError::UnknownCluster(cluster_id.to_string())
+                } else {
+                    PlatformError::Other(text)
+                }
+            })?;
+        out.cluster
+            .ok_or_else(|| PlatformError::UnknownCluster(cluster_id.to_string()))
     }
 
     /// The cluster a request token already made, if any (its tag on a cluster not yet ended).
@@ -311,7 +414,30 @@ impl ClusterBackend for EmrBackend {
                     .build(),
             );
         }
-        let out = req.send().await.map_err(|e| sdk("RunJobFlow", e))?;
+        // RunJobFlow is sent without the SDK's retries: an answer lost after EMR made the
+        // cluster would make a second one. Each retry first looks for the token's cluster.
+        let mut attempt = 0;
+        let out = loop {
+            match req
+                .clone()
+                .customize()
+                .config_override(no_retries())
+                .send()
+                .await
+            {
+                Ok(o) => break o,
+                Err(e) if attempt + 1 < SEND_ATTEMPTS && transient(&e) => {
+                    attempt += 1;
+                    tokio::time::sleep(backoff(attempt)).await;
+                    if !request_token.is_empty()
+                        && let Some(c) = self.find_by_token(request_token).await?
+                    {
+                        return Ok(c);
+                    }
+                }
+                Err(e) => return Err(sdk("RunJobFlow", e)),
+            }
+        };
         let id = out
             .job_flow_id()
             .ok_or_else(|| other("EMR RunJobFlow answered without a cluster id"))?;
@@ -326,26 +452,7 @@ impl ClusterBackend for EmrBackend {
     }
 
     async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo> {
-        let out = self
-            .client
-            .describe_cluster()
-            .cluster_id(cluster_id)
-            .send()
-            .await
-            .map_err(|e| {
-                let text = sdk("DescribeCluster", e).to_string();
-                if text.contains("InvalidRequest")
-                    || text.contains("not valid")
-                    || text.contains("does not exist")
-                {
-                    PlatformError::UnknownCluster(cluster_id.to_string())
-                } else {
-                    PlatformError::Other(text)
-                }
-            })?;
-        let c = out
-            .cluster()
-            .ok_or_else(|| PlatformError::UnknownCluster(cluster_id.to_string()))?;
+        let c = &self.raw_cluster(cluster_id).await?;
         let status = c.status();
         let tl = status.and_then(|s| s.timeline());
         let ms = |t: Option<&aws_sdk_emr::primitives::DateTime>| t.and_then(|t| t.to_millis().ok());
@@ -354,15 +461,44 @@ impl ClusterBackend for EmrBackend {
             .iter()
             .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or("").to_string())))
             .collect();
+        let mut groups = Vec::new();
+        let mut pages = self
+            .client
+            .list_instance_groups()
+            .cluster_id(cluster_id)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| sdk("ListInstanceGroups", e))?;
+            for g in page.instance_groups() {
+                groups.push(crate::NodeGroup {
+                    role: g
+                        .instance_group_type()
+                        .map(|t| t.as_str().to_string())
+                        .unwrap_or_default(),
+                    instance_type: g.instance_type().unwrap_or("").to_string(),
+                    count: g
+                        .requested_instance_count()
+                        .or(g.running_instance_count())
+                        .unwrap_or(0) as i64,
+                    market: g
+                        .market()
+                        .map(|m| m.as_str().to_string())
+                        .unwrap_or_default(),
+                });
+            }
+        }
+        let core = groups.iter().find(|g| g.role == "CORE");
         Ok(ClusterInfo {
+            groups: groups.clone(),
             cluster_id: cluster_id.to_string(),
             backend: "emr".into(),
             state: state_of(status.and_then(|s| s.state())),
             spec: ClusterSpec {
                 name: c.name().unwrap_or("").to_string(),
                 shape_id: None,
-                instance_type: None,
-                instance_count: 0,
+                instance_type: core.map(|g| g.instance_type.clone()),
+                instance_count: core.map(|g| g.count).unwrap_or(0),
                 local_cores: 0,
                 tags,
             },
@@ -429,19 +565,39 @@ impl ClusterBackend for EmrBackend {
             .action_on_failure(ActionOnFailure::Continue)
             .hadoop_jar_step(jar)
             .build();
-        let out = self
+        // AddJobFlowSteps is not idempotent either: a retry first looks for the step by its
+        // name (unique per run), so a lost answer does not run the job twice
+        let req = self
             .client
             .add_job_flow_steps()
             .job_flow_id(cluster_id)
-            .steps(cfg)
-            .send()
-            .await
-            .map_err(|e| sdk("AddJobFlowSteps", e))?;
-        let id = out
-            .step_ids()
-            .first()
-            .ok_or_else(|| other("EMR AddJobFlowSteps answered without a step id"))?;
-        self.step(cluster_id, id).await
+            .steps(cfg);
+        let mut attempt = 0;
+        let id =
+            loop {
+                match req
+                    .clone()
+                    .customize()
+                    .config_override(no_retries())
+                    .send()
+                    .await
+                {
+                    Ok(out) => {
+                        break out.step_ids().first().cloned().ok_or_else(|| {
+                            other("EMR AddJobFlowSteps answered without a step id")
+                        })?;
+                    }
+                    Err(e) if attempt + 1 < SEND_ATTEMPTS && transient(&e) => {
+                        attempt += 1;
+                        tokio::time::sleep(backoff(attempt)).await;
+                        if let Some(id) = self.find_step(cluster_id, &step.name).await? {
+                            break id;
+                        }
+                    }
+                    Err(e) => return Err(sdk("AddJobFlowSteps", e)),
+                }
+            };
+        self.step(cluster_id, &id).await
     }
 
     async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo> {
@@ -508,25 +664,229 @@ impl ClusterBackend for EmrBackend {
         self.step(cluster_id, step_id).await
     }
 
-    async fn event_log(&self, _cluster_id: &str, _step_id: &str) -> Result<Option<String>> {
-        Err(steps_not_yet())
+    async fn event_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>> {
+        let Some(app) = self.application_id(cluster_id, step_id).await? else {
+            return Ok(None);
+        };
+        let dir = self
+            .cluster_conf(cluster_id, "spark.eventLog.dir")
+            .await?
+            .or_else(|| self.settings.spark_event_log_dir.clone())
+            .ok_or_else(|| {
+                other(format!(
+                    "cluster {cluster_id} has no spark.eventLog.dir and platform.emr.spark_event_log_dir is not set: \
+                     the step's event log cannot be found"
+                ))
+            })?;
+        if !(dir.starts_with("s3://") || dir.starts_with("s3a://")) {
+            return Err(other(format!(
+                "cluster {cluster_id} writes event logs to {dir}, which does not outlive the cluster: \
+                 set platform.emr.spark_event_log_dir to an s3:// folder"
+            )));
+        }
+        find_event_log(&self.s3, &dir, &app).await
     }
 
-    async fn driver_log(&self, _cluster_id: &str, _step_id: &str) -> Result<Option<String>> {
-        Err(steps_not_yet())
+    async fn driver_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>> {
+        let Some(url) = self.step_log_url(cluster_id, step_id, "stderr.gz").await? else {
+            return Ok(None);
+        };
+        Ok(read_object(&self.s3, &url).await?.map(|_| url))
     }
 }
 
-fn steps_not_yet() -> PlatformError {
-    PlatformError::Other(
-        "steps on EMR are not in this build yet (clusters are); run steps with --platform local"
-            .into(),
-    )
+/// How often RunJobFlow and AddJobFlowSteps are sent at most (each retry after a lookup).
+const SEND_ATTEMPTS: u32 = 4;
+
+fn no_retries() -> aws_sdk_emr::config::Builder {
+    aws_sdk_emr::config::Builder::default()
+        .retry_config(aws_sdk_emr::config::retry::RetryConfig::disabled())
+}
+
+fn backoff(attempt: u32) -> std::time::Duration {
+    std::time::Duration::from_millis(200 * 2u64.pow(attempt.min(6)))
+}
+
+/// Whether an SDK error may pass on a retry: throttling, 5xx, timeouts, lost connections.
+fn transient<E: aws_sdk_emr::error::ProvideErrorMetadata>(
+    e: &aws_sdk_emr::error::SdkError<E, aws_sdk_emr::config::http::HttpResponse>,
+) -> bool {
+    use aws_sdk_emr::error::SdkError;
+    match e {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            true
+        }
+        SdkError::ServiceError(s) => {
+            let status = s.raw().status().as_u16();
+            let code = aws_sdk_emr::error::ProvideErrorMetadata::code(s.err()).unwrap_or("");
+            status >= 500
+                || status == 429
+                || code.contains("Throttl")
+                || code == "RequestLimitExceeded"
+                || code == "InternalFailure"
+        }
+        _ => false,
+    }
+}
+
+/// An object's bytes, `None` when it does not exist.
+pub(crate) async fn read_object(
+    s3: &aether_ingest::S3Options,
+    url: &str,
+) -> Result<Option<Vec<u8>>> {
+    use object_store::ObjectStoreExt;
+    let loc = aether_ingest::source::s3_location(url, s3).map_err(|e| io(url, e))?;
+    match loc
+        .store
+        .get(&object_store::path::Path::from(loc.prefix.as_str()))
+        .await
+    {
+        Ok(r) => Ok(Some(r.bytes().await.map_err(|e| io(url, e))?.to_vec())),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(io(url, e)),
+    }
+}
+
+/// The YARN application id a step's spark-submit printed (`Submitted application …`).
+pub fn application_id_in(stderr: &str) -> Option<String> {
+    let token = |s: &str| -> Option<String> {
+        let id: String = s
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let mut parts = id.split('_');
+        (parts.next() == Some("application")
+            && parts
+                .next()
+                .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()))
+            && parts
+                .next()
+                .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit())))
+        .then_some(id)
+    };
+    let submitted = stderr
+        .match_indices("Submitted application ")
+        .find_map(|(i, m)| token(&stderr[i + m.len()..]));
+    submitted.or_else(|| {
+        stderr
+            .match_indices("application_")
+            .find_map(|(i, _)| token(&stderr[i..]))
+    })
+}
+
+/// The event log of application `app` in the S3 folder `dir`: a plain file (`app`, with a
+/// codec suffix or not), the last attempt (`app_N`), a rolling folder (`eventlog_v2_app[_N]`),
+/// a finished one before one still `.inprogress`.
+pub async fn find_event_log(
+    s3: &aether_ingest::S3Options,
+    dir: &str,
+    app: &str,
+) -> Result<Option<String>> {
+    let loc = aether_ingest::source::s3_location(dir, s3).map_err(|e| io(dir, e))?;
+    let prefix =
+        (!loc.prefix.is_empty()).then(|| object_store::path::Path::from(loc.prefix.as_str()));
+    let listed = loc
+        .store
+        .list_with_delimiter(prefix.as_ref())
+        .await
+        .map_err(|e| io(dir, e))?;
+    let name_of = |p: &object_store::path::Path| p.filename().unwrap_or("").to_string();
+    let mut found: Vec<(String, bool)> = listed
+        .objects
+        .iter()
+        .map(|o| (name_of(&o.location), false))
+        .chain(listed.common_prefixes.iter().map(|p| (name_of(p), true)))
+        .filter(|(n, is_dir)| event_log_rank(n, app, *is_dir).is_some())
+        .collect();
+    found.sort_by_key(|(n, is_dir)| event_log_rank(n, app, *is_dir));
+    Ok(found.pop().map(|(n, _)| {
+        let base = format!("s3://{}", loc.bucket);
+        if loc.prefix.is_empty() {
+            format!("{base}/{n}")
+        } else {
+            format!("{base}/{}/{n}", loc.prefix)
+        }
+    }))
+}
+
+/// How well a name in the event-log folder matches application `app` (higher: better), `None`
+/// when it is another application's: finished before in progress, then the latest attempt.
+fn event_log_rank(name: &str, app: &str, is_dir: bool) -> Option<(bool, u32)> {
+    let rest = if is_dir {
+        name.strip_prefix("eventlog_v2_")?.strip_prefix(app)?
+    } else {
+        name.strip_prefix(app)?
+    };
+    let (rest, in_progress) = match rest.strip_suffix(".inprogress") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let codec = |r: &str| ["", ".lz4", ".lzf", ".snappy", ".zstd", ".gz"].contains(&r);
+    let attempt = match rest.strip_prefix('_') {
+        Some(r) => {
+            let n: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if n.is_empty() || !codec(&r[n.len()..]) {
+                return None;
+            }
+            n.parse().ok()?
+        }
+        None if codec(rest) => 0,
+        None => return None,
+    };
+    Some((!in_progress, attempt))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_application_id_of_a_step_from_its_stderr() {
+        let log = "26/01/01 10:00:00 INFO RMProxy: Connecting to ResourceManager\n\
+            26/01/01 10:00:01 INFO Client: Submitted application application_1700000000000_0042\n\
+            26/01/01 10:00:02 INFO Client: Application report for application_1700000000000_0042 (state: ACCEPTED)\n";
+        assert_eq!(
+            application_id_in(log).as_deref(),
+            Some("application_1700000000000_0042")
+        );
+        // only a report line (the submit line rolled off): still found
+        assert_eq!(
+            application_id_in(
+                "INFO Client: Application report for application_17_0003 (state: RUNNING)"
+            )
+            .as_deref(),
+            Some("application_17_0003")
+        );
+        assert_eq!(
+            application_id_in("Submitted application application_x_1"),
+            None
+        );
+        assert_eq!(application_id_in("no id here"), None);
+    }
+
+    #[test]
+    fn event_log_names_of_an_application() {
+        let app = "application_17_0001";
+        let r = |n: &str, d: bool| event_log_rank(n, app, d);
+        assert_eq!(r(app, false), Some((true, 0)));
+        assert_eq!(r("application_17_0001.zstd", false), Some((true, 0)));
+        assert_eq!(r("application_17_0001_2", false), Some((true, 2)));
+        assert_eq!(
+            r("application_17_0001_2.lz4.inprogress", false),
+            Some((false, 2))
+        );
+        assert_eq!(r("eventlog_v2_application_17_0001", true), Some((true, 0)));
+        assert_eq!(
+            r("eventlog_v2_application_17_0001_1", true),
+            Some((true, 1))
+        );
+        // another application whose id starts the same
+        assert_eq!(r("application_17_00012", false), None);
+        assert_eq!(r("application_17_0001x", false), None);
+        assert_eq!(r("eventlog_v2_application_17_0001", false), None);
+        // a finished attempt wins over a later one still in progress
+        assert!(r("application_17_0001_1", false) > r("application_17_0001_2.inprogress", false));
+    }
 
     #[test]
     fn the_rapids_classifications_of_emr_7() {

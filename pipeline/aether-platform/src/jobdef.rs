@@ -87,13 +87,19 @@ impl JobDefinition {
     /// joined by spaces, so a value with spaces in it cannot be told apart from the next token:
     /// such jobs must be given with `--job`.
     pub fn parse(command_line: &str) -> Result<JobDefinition, JobDefinitionError> {
-        let tokens = split_words(command_line);
+        JobDefinition::from_args(&split_words(command_line))
+    }
+
+    /// The job of a command given word by word, as an EMR step's `command-runner.jar` arguments
+    /// are (`spark-submit`, options, the application, its arguments): values with spaces in
+    /// them stay whole.
+    pub fn from_args(tokens: &[String]) -> Result<JobDefinition, JobDefinitionError> {
         let mut it = tokens.iter().map(String::as_str).peekable();
         match it.next() {
             Some(first)
                 if first == "org.apache.spark.deploy.SparkSubmit"
                     || first.rsplit('/').next() == Some("spark-submit") => {}
-            _ => return Err(JobDefinitionError::NotSparkSubmit(command_line.to_string())),
+            _ => return Err(JobDefinitionError::NotSparkSubmit(tokens.join(" "))),
         }
         let mut d = JobDefinition::default();
         while let Some(tok) = it.next() {
@@ -236,6 +242,28 @@ mod tests {
                 "/x/integer_multiply_by_2.jar"
             ]
         );
+    }
+
+    #[test]
+    fn an_emr_steps_arguments_keep_values_with_spaces() {
+        let args: Vec<String> = [
+            "spark-submit",
+            "--deploy-mode",
+            "cluster",
+            "--conf",
+            "spark.driver.extraJavaOptions=-Da=1 -Db=2",
+            "s3://b/job.py",
+            "--label",
+            "a b",
+        ]
+        .map(String::from)
+        .to_vec();
+        let d = JobDefinition::from_args(&args).unwrap();
+        assert_eq!(d.main, "s3://b/job.py");
+        assert_eq!(d.args, ["--label", "a b"]);
+        assert_eq!(d.conf["spark.driver.extraJavaOptions"], "-Da=1 -Db=2");
+        assert_eq!(d.conf["spark.submit.deployMode"], "cluster");
+        assert!(JobDefinition::from_args(&["hadoop-streaming".to_string()]).is_err());
     }
 
     #[test]

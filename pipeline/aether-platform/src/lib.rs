@@ -2,9 +2,9 @@
 //!
 //! Owns: the [`ClusterBackend`] trait (create, describe, list and terminate a cluster; submit a
 //! step, poll it, cancel it, find its event log and driver log), its backends ([`local`]: this
-//! machine's Spark; [`emr`]: EMR clusters, steps next), the job definition a step re-runs ([`jobdef`]), and the poll
-//! loop with backoff and a deadline ([`wait_step`]) that every command uses instead of the SDK
-//! waiters.
+//! machine's Spark; [`emr`]: EMR clusters and steps), the job definition a step re-runs
+//! ([`jobdef`]), the poll loop with backoff and a deadline ([`wait_step`]) that every command uses
+//! instead of the SDK waiters, and reading a step's logs ([`log_tail`]).
 //!
 //! Does not own: the job history (aether-core) or reading the logs a run leaves (aether-ingest).
 
@@ -111,6 +111,20 @@ pub struct ClusterInfo {
     pub ended_ms: Option<i64>,
     /// Why it ended (or a note such as "a local run has no GPU").
     pub state_reason: Option<String>,
+    /// Its nodes (EMR instance groups); empty on the local backend.
+    #[serde(default)]
+    pub groups: Vec<NodeGroup>,
+}
+
+/// A group of nodes of one instance type (an EMR instance group).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeGroup {
+    /// MASTER, CORE or TASK.
+    pub role: String,
+    pub instance_type: String,
+    pub count: i64,
+    /// ON_DEMAND or SPOT.
+    pub market: String,
 }
 
 /// A step to run: the job and the Spark properties this run sets over the job's own.
@@ -248,4 +262,30 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// The last `n` lines of a log (a local file or an `s3://` object; `.gz` is unpacked).
+pub async fn log_tail(url: &str, s3: &aether_ingest::S3Options, n: usize) -> Result<Vec<String>> {
+    let bytes = if url.starts_with("s3://") || url.starts_with("s3a://") {
+        emr::read_object(s3, url)
+            .await?
+            .ok_or_else(|| io(url, "no such object"))?
+    } else {
+        std::fs::read(url).map_err(|e| io(url, e))?
+    };
+    let text = if url.ends_with(".gz") {
+        use std::io::Read;
+        let mut t = String::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_string(&mut t)
+            .map_err(|e| io(url, e))?;
+        t
+    } else {
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    Ok(lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect())
 }

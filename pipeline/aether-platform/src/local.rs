@@ -268,6 +268,7 @@ impl ClusterBackend for LocalBackend {
                     ", the RAPIDS plugin is not loaded"
                 }
             )),
+            groups: Vec::new(),
         };
         write_json(&dir.join("cluster.json"), &info)?;
         if let Some(t) = token_file {

@@ -63,3 +63,120 @@ pub fn start_moto() -> Moto {
     }
     panic!("moto_server did not start on port {port}");
 }
+
+/// The project's EMR emulator (`tests/emr-emulator/emulator.py`: moto's EMR and S3 plus a
+/// ticker that runs steps with the local Spark), on a free loopback port, stopped on drop.
+pub struct Emulator {
+    pub child: std::process::Child,
+    pub endpoint: String,
+    pub work: tempfile::TempDir,
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        // SIGTERM: the emulator stops the step processes it started
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        for _ in 0..50 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start the emulator; `time_scale` shortens idle timeouts (0.001: an hour is 3.6 s).
+pub fn start_emulator(time_scale: f64) -> Emulator {
+    use std::io::BufRead;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/emr-emulator/emulator.py");
+    let work = tempfile::tempdir().unwrap();
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .args(["--port", "0", "--time_scale", &time_scale.to_string()])
+        .arg("--work")
+        .arg(work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("python3 with moto[server] and boto3 (scripts/setup --test installs them)");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let endpoint = line
+        .strip_prefix("READY ")
+        .unwrap_or_else(|| panic!("the EMR emulator did not start: {line:?}"))
+        .trim()
+        .to_string();
+    Emulator {
+        child,
+        endpoint,
+        work,
+    }
+}
+
+impl Emulator {
+    /// A call to the emulator's control API (`/_emulator/<what>`), its JSON answer.
+    pub fn control(&self, what: &str, body: Option<serde_json::Value>) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let addr = self.endpoint.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let method = if body.is_empty() { "GET" } else { "POST" };
+        write!(
+            s,
+            "{method} /_emulator/{what} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).unwrap();
+        let (head, json) = resp.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains(" 200 "), "emulator {what}: {resp}");
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("emulator {what}: {e}: {json}"))
+    }
+
+    /// Inject a fault (see the emulator's doc).
+    pub fn fault(&self, f: serde_json::Value) {
+        self.control("faults", Some(f));
+    }
+
+    pub fn state(&self) -> serde_json::Value {
+        self.control("state", None)
+    }
+
+    /// Run a boto3 script against the emulator (`s3` and `emr` clients are defined); its stdout.
+    pub fn boto(&self, script: &str) -> String {
+        let ep = &self.endpoint;
+        let o = Command::new("python3")
+            .arg("-c")
+            .arg(format!(
+                "import boto3, json, time\nkw = dict(endpoint_url='{ep}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\ns3 = boto3.client('s3', **kw)\nemr = boto3.client('emr', **kw)\n{script}"
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "boto3: {}\n{script}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// `aether` with the emulator as its AWS endpoint.
+    pub fn aether(&self, home: &std::path::Path) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_aether"));
+        c.env("AETHER_HOME", home)
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_ENDPOINT_URL_EMR")
+            .env_remove("AWS_ENDPOINT_URL_S3");
+        c
+    }
+}

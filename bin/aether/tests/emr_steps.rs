@@ -1,0 +1,304 @@
+//! EMR steps end to end against the project's EMR emulator (moto's EMR and S3 over the wire,
+//! a ticker that runs each step with the local Spark; never real AWS): a CPU job that ran as a
+//! step on a production cluster is qualified from its step id, then re-run with qualify's
+//! AutoTuner config on a GPU test cluster aether creates, its outputs in the sandbox, its run
+//! and event log recorded, and the cluster terminated with no step left running.
+
+mod common;
+
+use common::{err, out};
+use std::path::Path;
+
+const JOB: &str = r#"
+import sys
+from pyspark.sql import SparkSession
+s = SparkSession.builder.appName("emr-steps-etl").getOrCreate()
+df = s.read.csv(sys.argv[1], header=True, inferSchema=True)
+df.groupBy("k").sum("v").write.mode("overwrite").parquet(sys.argv[2])
+s.stop()
+"#;
+
+/// Settings of a user whose test clusters log to `s3://logs` and put artifacts in `s3://art`.
+fn settings(home: &Path) {
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[platform.emr]\nregion = \"us-east-1\"\nspark_event_log_dir = \"s3://logs/gpu-spark\"\n\
+         [platform.emr.cluster]\nartifacts_path = \"s3://art/aether\"\nlog_path = \"s3://logs/aether\"\n\
+         log_wait_s = 20\n",
+    )
+    .unwrap();
+}
+
+fn wait_step(emu: &common::Emulator, cluster: &str, step: &str) -> String {
+    emu.boto(&format!(
+        "for _ in range(600):\n\
+         \x20   st = emr.describe_step(ClusterId='{cluster}', StepId='{step}')['Step']['Status']['State']\n\
+         \x20   if st not in ('PENDING', 'RUNNING'): break\n\
+         \x20   time.sleep(0.5)\n\
+         print(st)"
+    ))
+}
+
+#[test]
+fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
+    let emu = common::start_emulator(1.0);
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    settings(&home);
+    let job = d.path().join("job.py");
+    std::fs::write(&job, JOB).unwrap();
+
+    // production: data and code in S3, a CPU cluster whose steps log to s3://logs/emr and whose
+    // event logs go to s3://logs/cpu-spark (rolling logs, as with spark.eventLog.rolling.enabled)
+    emu.control("layout", Some(serde_json::json!({"layout": "rolling"})));
+    let ids = emu.boto(&format!(
+        "for b in ('data', 'code', 'logs', 'art'): s3.create_bucket(Bucket=b)\n\
+         s3.put_object(Bucket='data', Key='in/part-0.csv', Body=b'k,v\\na,1\\nb,2\\na,3\\nc,4\\n')\n\
+         s3.upload_file('{job}', 'code', 'jobs/etl.py')\n\
+         c = emr.run_job_flow(Name='prod-etl', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/emr/',\n\
+           Instances={{'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'SlaveInstanceType': 'm5d.2xlarge', 'InstanceCount': 3}},\n\
+           Configurations=[{{'Classification': 'spark-defaults', 'Properties': {{'spark.eventLog.dir': 's3://logs/cpu-spark/'}}}}],\n\
+           JobFlowRole='EMR_EC2_DefaultRole', ServiceRole='EMR_DefaultRole')\n\
+         s = emr.add_job_flow_steps(JobFlowId=c['JobFlowId'], Steps=[{{'Name': 'etl', 'ActionOnFailure': 'CONTINUE',\n\
+           'HadoopJarStep': {{'Jar': 'command-runner.jar', 'Args': ['spark-submit', '--deploy-mode', 'cluster',\n\
+             '--conf', 'spark.sql.shuffle.partitions=8', 's3://code/jobs/etl.py', 's3://data/in/', 's3://data/out/agg']}}}}])\n\
+         print(c['JobFlowId'], s['StepIds'][0])",
+        job = job.display()
+    ));
+    let (cpu_cluster, cpu_step) = ids.split_once(' ').unwrap();
+    assert_eq!(wait_step(&emu, cpu_cluster, cpu_step), "COMPLETED");
+    let prod_before = emu.boto(
+        "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
+    );
+    assert!(prod_before.contains(".parquet"), "{prod_before}");
+
+    // 1. qualify from the step id: DescribeStep -> stderr.gz -> application id -> event log
+    let o = emu
+        .aether(&home)
+        .args([
+            "qualify",
+            "--platform_job_id",
+            cpu_step,
+            "--cluster_id",
+            cpu_cluster,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(
+        err(&o).contains("s3://logs/cpu-spark/eventlog_v2_application_"),
+        "the rolling event log of the step's application: {}",
+        err(&o)
+    );
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let (job_id, source, def): (i64, String, String) = db
+        .query_row(
+            "SELECT job_id, source, definition_json FROM job_definitions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(source, "emr-step");
+    let def: serde_json::Value = serde_json::from_str(&def).unwrap();
+    assert_eq!(def["main"], "s3://code/jobs/etl.py");
+    assert_eq!(
+        def["args"],
+        serde_json::json!(["s3://data/in/", "s3://data/out/agg"])
+    );
+    assert_eq!(def["conf"]["spark.sql.shuffle.partitions"], "8");
+    let (kind, status, step_col, cpu_log): (String, String, String, String) = db
+        .query_row(
+            "SELECT kind, status, step_id, event_log FROM runs WHERE job_id = ?1",
+            [job_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (kind.as_str(), status.as_str(), step_col.as_str()),
+        ("cpu-original", "COMPLETED", cpu_step)
+    );
+    // the app qualify read is the step's: its id is the YARN id the step's stderr names
+    let stderr = emu.boto(&format!(
+        "import gzip\nprint(gzip.decompress(s3.get_object(Bucket='logs', Key='emr/{cpu_cluster}/steps/{cpu_step}/stderr.gz')['Body'].read()).decode())"
+    ));
+    let app = stderr
+        .split("Submitted application ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        cpu_log.ends_with(&format!("eventlog_v2_{app}")),
+        "{cpu_log}"
+    );
+    let app_in_db: String = db
+        .query_row("SELECT app_id FROM jobs WHERE job_id = ?1", [job_id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(app_in_db, app);
+    let (shape, config): (i64, i64) = db
+        .query_row(
+            "SELECT q.qualification_id, c.config_id FROM qualifications q JOIN configs c USING (job_id)
+             WHERE q.job_id = ?1 AND c.source = 'qualify'",
+            [job_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+
+    // 2. a GPU test cluster of qualify's shape
+    emu.control("layout", Some(serde_json::json!({"layout": "attempt"})));
+    let o = emu
+        .aether(&home)
+        .args([
+            "cluster",
+            "create",
+            "--platform",
+            "emr",
+            "--cluster_shape_id",
+            &shape.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let gpu_cluster = out(&o).split('\t').next().unwrap().to_string();
+
+    // 3. submit: the step's job with the AutoTuner config, outputs in the sandbox
+    let started = std::time::Instant::now();
+    let o = emu
+        .aether(&home)
+        .args([
+            "submit",
+            "--platform",
+            "emr",
+            "--config_id",
+            &config.to_string(),
+            "--cluster_id",
+            &gpu_cluster,
+        ])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    eprintln!("emulated submit took {:.1} s", took.as_secs_f64());
+    let run: (String, String, String, i64, f64, String) = db
+        .query_row(
+            "SELECT status, step_id, event_log, duration_ms, cost_usd, details_json FROM runs
+             WHERE job_id = ?1 AND kind = 'gpu-test'",
+            [job_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
+        )
+        .unwrap();
+    let (status, gpu_step, gpu_log, duration_ms, cost, details) = run;
+    assert_eq!(status, "COMPLETED");
+    assert!(
+        gpu_log.starts_with("s3://logs/gpu-spark/application_") && gpu_log.ends_with("_1"),
+        "the step's application's last attempt under platform.emr.spark_event_log_dir: {gpu_log}"
+    );
+    // the duration is the run's application's, read from its event log
+    let o = emu
+        .aether(&home)
+        .args([
+            "sql",
+            "--event_log",
+            &gpu_log,
+            "--format",
+            "json",
+            "SELECT duration_ms FROM applications",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let rows: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(rows[0]["duration_ms"].as_i64(), Some(duration_ms));
+    // cost: the run's hours x (primary m5d.xlarge + the shape's GPU nodes), catalog prices
+    let prices = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/reference/emr/prices.csv"),
+    )
+    .unwrap();
+    let price = |ty: &str| -> f64 {
+        let l = prices
+            .lines()
+            .find(|l| l.starts_with(&format!("us-east-1,{ty},")))
+            .unwrap_or_else(|| panic!("{ty} in prices.csv"));
+        let f: Vec<&str> = l.split(',').collect();
+        f[2].parse::<f64>().unwrap() + f[3].parse::<f64>().unwrap()
+    };
+    let (instance, nodes): (String, i64) = db
+        .query_row(
+            "SELECT json_extract(gpu_cluster_json, '$.shape.instance'), json_extract(gpu_cluster_json, '$.shape.nodes')
+             FROM qualifications WHERE qualification_id = ?1",
+            [shape],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let expected =
+        (price("m5d.xlarge") + nodes as f64 * price(&instance)) * duration_ms as f64 / 3.6e6;
+    assert!(
+        (cost - expected).abs() < 1e-9,
+        "cost {cost} != {expected} ({nodes} x {instance})"
+    );
+    // the step ran the recorded job with the config's GPU settings, outputs moved
+    let details: serde_json::Value = serde_json::from_str(&details).unwrap();
+    let args: Vec<String> = serde_json::from_value(details["args"].clone()).unwrap();
+    assert_eq!(args[0], "spark-submit");
+    assert!(
+        args.iter().any(|a| a.starts_with("spark.rapids.")),
+        "{args:?}"
+    );
+    assert!(args.contains(&"s3://code/jobs/etl.py".to_string()));
+    assert!(args.contains(&"s3://data/in/".to_string()));
+    let sandboxed = args
+        .iter()
+        .find(|a| a.starts_with("s3://art/aether/sandbox/"))
+        .unwrap_or_else(|| panic!("output in the sandbox: {args:?}"));
+    assert!(!args.contains(&"s3://data/out/agg".to_string()));
+    let (b, k) = sandboxed
+        .trim_start_matches("s3://")
+        .split_once('/')
+        .unwrap();
+    let written = emu.boto(&format!(
+        "print(sum(1 for o in s3.list_objects_v2(Bucket='{b}', Prefix='{k}/')['Contents'] if o['Key'].endswith('.parquet')))"
+    ));
+    assert!(written.parse::<i64>().unwrap() >= 1, "{written}");
+    let prod_after = emu.boto(
+        "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
+    );
+    assert_eq!(prod_before, prod_after, "production outputs untouched");
+
+    // 4. terminate: nothing left running
+    let o = emu
+        .aether(&home)
+        .args([
+            "cluster",
+            "terminate",
+            "--platform",
+            "emr",
+            "--cluster_id",
+            &gpu_cluster,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let st = emu.state();
+    assert_eq!(st["clusters"][&gpu_cluster]["state"], "TERMINATED", "{st}");
+    assert_eq!(
+        st["clusters"][&gpu_cluster]["steps"][&gpu_step], "COMPLETED",
+        "{st}"
+    );
+    assert_eq!(st["alive_steps"], serde_json::json!([]), "{st}");
+    assert_eq!(common::cluster_state(&db, &gpu_cluster), "TERMINATED");
+    assert_eq!(st["calls"]["AddJobFlowSteps"], 2, "one step each: {st}");
+}

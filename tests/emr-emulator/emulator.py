@@ -1,0 +1,564 @@
+#!/usr/bin/env python3
+"""A local EMR emulator for aether's tests and demos (never real AWS).
+
+moto's EMR and S3 (in-process, on 127.0.0.1) plus what moto does not do:
+
+- a ticker that actually runs each step: a `command-runner.jar` `spark-submit …` step is run with
+  this machine's Spark (pyspark's spark-submit, `local[N]` instead of YARN), moving the step
+  PENDING -> RUNNING -> COMPLETED / FAILED / CANCELLED with timestamps, one step at a time per
+  cluster (EMR's default step concurrency), the cluster RUNNING while a step runs and WAITING after;
+- s3:// paths in a step's arguments are mirrored: the objects under them are fetched before the
+  step and what the step wrote under them is put back after it (so a job reads and writes the
+  emulated S3 as it would on EMR);
+- the step's stderr (with the YARN client's `Submitted application application_<ts>_<n>` line)
+  and stdout go to `<LogUri>/<cluster>/steps/<step>/stderr.gz` / `stdout.gz`, and the Spark event
+  log to the cluster's `spark.eventLog.dir` (its `spark-defaults` classification), named by the
+  application id, in the layout asked for: `plain` (`application_…`), `attempt`
+  (`application_…_1`), `rolling` (`eventlog_v2_application_…/events_N_…`) or `inprogress`;
+- `CancelSteps` (moto answers 500) cancels a pending step and stops a running one; terminating a
+  cluster cancels its steps and stops their processes; `GetAutoTerminationPolicy` answers what
+  RunJobFlow asked for; a cluster idle for its policy's IdleTimeout (times `--time_scale`) is
+  terminated, as EMR does;
+- faults on demand: `POST /_emulator/faults` with `{"operation": "RunJobFlow", "status": 500,
+  "code": "InternalFailure", "count": 1, "when": "before" | "after"}` answers the next `count`
+  calls of the operation with that error, before moto sees them or after moto did the work (a
+  lost answer: the case that makes non-idempotent calls dangerous to retry);
+- `"delay_s": N` in a fault holds the answer N seconds (with `"when": "after"`, after moto did
+  the work): time for a test to interrupt the caller mid-call;
+- `GET /_emulator/state`: every call counted per operation, the clusters, their steps and the
+  step processes still alive; `POST /_emulator/layout` `{"layout": "rolling"}`; `POST
+  /_emulator/steps` `{"mode": "fail" | "hang", "count": 1}`: the next steps fail as if Spark ran
+  out of memory, or never finish.
+
+Run: `tests/emr-emulator/emulator.py [--port 0] [--work DIR]`; it prints `READY <endpoint>` once
+it listens. Point aether at it with `AWS_ENDPOINT_URL=<endpoint>` (and any access keys).
+"""
+
+import argparse
+import gzip
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+
+import boto3
+from moto.emr import models as emr_models
+from moto.emr.models import emr_backends
+from moto.moto_server.threaded_moto_server import MotoRequestHandler
+from moto.server import DomainDispatcherApplication, create_backend_app
+import logging
+from werkzeug.serving import make_server
+
+LOCK = threading.RLock()
+FAULTS = []  # {"operation", "status", "code", "message", "count", "when"}
+CALLS = {}  # operation -> count
+POLICIES = {}  # cluster id -> AutoTerminationPolicy
+OPTS = {"layout": "plain", "step_modes": []}
+RUNS = {}  # step id -> {"proc", "cluster", ...}
+CLUSTER_SEQ = {}  # cluster id -> next application sequence
+IDLE_SINCE = {}  # cluster id -> when it became idle (monotonic)
+
+
+def utcnow():
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+# moto's Step has no FailureDetails; EMR's has Reason, Message and LogFile
+_status = emr_models.Step.status
+
+
+def _status_with_failure(self):
+    d = _status.fget(self)
+    if getattr(self, "failure_details", None):
+        d["FailureDetails"] = self.failure_details
+    return d
+
+
+emr_models.Step.status = property(_status_with_failure)
+
+
+def json_error(start_response, status, code, message):
+    body = json.dumps({"__type": code, "message": message}).encode()
+    reason = {400: "Bad Request", 500: "Internal Server Error", 503: "Service Unavailable"}
+    start_response(
+        f"{status} {reason.get(status, 'Error')}",
+        [("Content-Type", "application/x-amz-json-1.1"), ("x-amzn-ErrorType", code),
+         ("Content-Length", str(len(body)))],
+    )
+    return [body]
+
+
+def json_ok(start_response, obj):
+    body = json.dumps(obj, default=str).encode()
+    start_response("200 OK", [("Content-Type", "application/x-amz-json-1.1"),
+                              ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def backends():
+    out = []
+    for acct in list(emr_backends.keys()):
+        for region in list(emr_backends[acct].keys()):
+            out.append(emr_backends[acct][region])
+    return out
+
+
+def find_cluster(cluster_id):
+    for b in backends():
+        if cluster_id in b.clusters:
+            return b.clusters[cluster_id]
+    return None
+
+
+class Emulator:
+    """The WSGI app: the control API, faults and the EMR calls moto lacks, then moto."""
+
+    def __init__(self):
+        self.moto = DomainDispatcherApplication(create_backend_app)
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/_emulator/"):
+            return self.control(environ, start_response, path[len("/_emulator/"):])
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        op = target.split(".", 1)[1] if target.startswith("ElasticMapReduce.") else None
+        if op is None:
+            return self.moto(environ, start_response)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        raw = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(raw)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        with LOCK:
+            CALLS[op] = CALLS.get(op, 0) + 1
+            fault = next((f for f in FAULTS if f["operation"] == op and f["count"] > 0), None)
+            if fault:
+                fault["count"] -= 1
+        if fault and fault.get("when", "before") == "before":
+            time.sleep(fault["delay_s"])
+            if fault["status"] == 200:
+                fault = None
+            else:
+                return json_error(start_response, fault["status"], fault["code"], fault["message"])
+        emulated = {
+            "CancelSteps": cancel_steps,
+            "GetAutoTerminationPolicy": lambda b: {
+                "AutoTerminationPolicy": POLICIES.get(b.get("ClusterId"), {})},
+            "ListInstanceFleets": lambda b: {"InstanceFleets": []},
+        }.get(op)
+        if emulated:
+            obj = emulated(body)
+            if not fault:
+                return json_ok(start_response, obj)
+            result = [json.dumps(obj, default=str).encode()]
+        else:
+            status = {}
+
+            def capture(s, headers, exc_info=None):
+                status["s"] = s
+                if fault:  # the work is done; the answer is replaced below
+                    return lambda _b: None
+                return start_response(s, headers, exc_info)
+
+            chunks = list(self.moto(environ, capture))
+            if op == "RunJobFlow" and status.get("s", "").startswith("200"):
+                try:
+                    cid = json.loads(b"".join(chunks))["JobFlowId"]
+                    if body.get("AutoTerminationPolicy"):
+                        POLICIES[cid] = body["AutoTerminationPolicy"]
+                except (ValueError, KeyError):
+                    pass
+            result = chunks
+        if fault:  # "after": moto did the work, the caller sees an error (or a late answer)
+            time.sleep(fault["delay_s"])
+            if fault["status"] == 200:
+                return json_ok(start_response, json.loads(b"".join(result) or b"{}"))
+            return json_error(start_response, fault["status"], fault["code"], fault["message"])
+        return result
+
+    def control(self, environ, start_response, what):
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = json.loads(environ["wsgi.input"].read(length) or b"{}") if length else {}
+        with LOCK:
+            if what == "faults":
+                FAULTS.append({
+                    "operation": body["operation"],
+                    "status": int(body.get("status", 500)),
+                    "code": body.get("code", "InternalFailure"),
+                    "message": body.get("message", "injected by the EMR emulator"),
+                    "count": int(body.get("count", 1)),
+                    "when": body.get("when", "before"),
+                    "delay_s": float(body.get("delay_s", 0)),
+                })
+                return json_ok(start_response, {"faults": FAULTS})
+            if what == "layout":
+                OPTS["layout"] = body["layout"]
+                return json_ok(start_response, OPTS)
+            if what == "steps":
+                OPTS["step_modes"] += [body["mode"]] * int(body.get("count", 1))
+                return json_ok(start_response, OPTS)
+            if what == "state":
+                return json_ok(start_response, state())
+        return json_error(start_response, 400, "UnknownControl", what)
+
+
+def state():
+    clusters = {}
+    for b in backends():
+        for cid, c in b.clusters.items():
+            clusters[cid] = {
+                "state": c.state,
+                "steps": {s.id: s.state for s in c.steps},
+            }
+    alive = [sid for sid, r in RUNS.items() if r["proc"].poll() is None]
+    return {"calls": CALLS, "clusters": clusters, "alive_steps": alive,
+            "faults_left": [f for f in FAULTS if f["count"] > 0]}
+
+
+def cancel_steps(body):
+    out = []
+    with LOCK:
+        cluster = find_cluster(body.get("ClusterId", ""))
+        for sid in body.get("StepIds", []):
+            step = next((s for s in cluster.steps if s.id == sid), None) if cluster else None
+            if step is None:
+                out.append({"StepId": sid, "Status": "FAILED", "Reason": "unknown step"})
+            elif step.state == "PENDING" or (step.state == "RUNNING" and sid not in RUNS):
+                end_step(step, "CANCELLED", "Cancelled by the user (CancelSteps)")
+                out.append({"StepId": sid, "Status": "SUBMITTED", "Reason": ""})
+            elif step.state == "RUNNING":
+                step.state = "CANCEL_PENDING"
+                stop(RUNS[sid]["proc"])
+                out.append({"StepId": sid, "Status": "SUBMITTED", "Reason": ""})
+            else:
+                out.append({"StepId": sid, "Status": "FAILED",
+                            "Reason": f"step is {step.state}"})
+    return {"CancelStepsInfoList": out}
+
+
+def stop(proc):
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def end_step(step, st, reason=None, failure=None):
+    step.state = st
+    step.end_date_time = utcnow()
+    if step.start_date_time is None:
+        step.start_date_time = step.end_date_time
+    if reason:
+        step.last_state_change_reason = reason
+    if failure:
+        step.failure_details = failure
+
+
+def s3():
+    return boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1",
+                        aws_access_key_id="emulator", aws_secret_access_key="emulator")
+
+
+def split_s3(url):
+    rest = url[len("s3://"):] if url.startswith("s3://") else url[len("s3a://"):]
+    bucket, _, key = rest.partition("/")
+    return bucket, key
+
+
+S3_URL = re.compile(r"s3a?://[A-Za-z0-9._-]+(?:/[^\s,;\"']*)?")
+
+
+def spark_conf(cluster, key):
+    for c in cluster.configurations or []:
+        if c.get("Classification") == "spark-defaults":
+            v = (c.get("Properties") or {}).get(key)
+            if v:
+                return v
+    return None
+
+
+def gpu_only(key, value):
+    """Confs local Spark cannot honour (there is no GPU here): the plugin, GPU resources."""
+    return ("com.nvidia" in value or ".resource.gpu." in key
+            or key in ("spark.shuffle.manager",) and "nvidia" in value.lower())
+
+
+def start_step(cluster, step):
+    sid = step.id
+    work = os.path.join(WORK, cluster.id, sid)
+    mirror = os.path.join(WORK, "s3")
+    events = os.path.join(work, "events")
+    os.makedirs(events, exist_ok=True)
+    args = list(step.args)
+    if step.jar != "command-runner.jar" or not args or args[0] != "spark-submit":
+        end_step(step, "FAILED", failure={"Reason": "The emulator runs command-runner.jar "
+                                          "spark-submit steps only", "Message": " ".join(args)})
+        return
+    urls = set()
+
+    def local(m):
+        urls.add(m.group(0))
+        b, k = split_s3(m.group(0))
+        return os.path.join(mirror, b, k)
+
+    out, dropped, i = [], [], 1
+    while i < len(args):
+        a = args[i]
+        if a in ("--master", "--deploy-mode") and i + 1 < len(args):
+            i += 2
+            continue
+        if a == "--conf" and i + 1 < len(args):
+            k, _, v = args[i + 1].partition("=")
+            if gpu_only(k, v) or k in ("spark.eventLog.dir", "spark.eventLog.enabled",
+                                       "spark.submit.deployMode", "spark.master"):
+                dropped.append(args[i + 1])
+            else:
+                out += ["--conf", S3_URL.sub(local, args[i + 1])]
+            i += 2
+            continue
+        out.append(S3_URL.sub(local, a))
+        i += 1
+    # fetch the objects under every s3 path the step names
+    client = s3()
+    for u in urls:
+        b, k = split_s3(u)
+        try:
+            pages = client.get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=k)
+            for page in pages:
+                for o in page.get("Contents", []):
+                    if o["Key"] == k or o["Key"].startswith(k.rstrip("/") + "/") or not k:
+                        dest = os.path.join(mirror, b, o["Key"])
+                        os.makedirs(os.path.dirname(dest), exist_ok=True)
+                        client.download_file(b, o["Key"], dest)
+        except Exception as e:  # a missing bucket: the job will fail as on EMR
+            print(f"emulator: {u}: {e}", file=sys.stderr)
+    seq = CLUSTER_SEQ.get(cluster.id, 1)
+    CLUSTER_SEQ[cluster.id] = seq + 1
+    app_id = "application_%d_%04d" % (int(cluster.creation_datetime.replace(
+        tzinfo=timezone.utc).timestamp() * 1000), seq)
+    cmd = [SPARK_SUBMIT, "--master", f"local[{CORES}]",
+           "--conf", "spark.eventLog.enabled=true",
+           "--conf", f"spark.eventLog.dir=file://{events}",
+           "--conf", "spark.ui.enabled=false"] + out
+    mode = OPTS["step_modes"].pop(0) if OPTS["step_modes"] else None
+    if mode == "fail":
+        cmd = ["sh", "-c", "echo 'Exception in thread \"main\" java.lang.OutOfMemoryError: "
+               "Java heap space (injected by the EMR emulator)' >&2; exit 1"]
+    elif mode == "hang":
+        cmd = ["sleep", "3600"]
+    stderr = open(os.path.join(work, "stderr"), "wb")
+    ts = time.strftime("%y/%m/%d %H:%M:%S")
+    stderr.write((f"{ts} INFO emulator: local Spark instead of YARN; no GPU here; dropped "
+                  f"{' '.join(dropped) or 'nothing'}\n"
+                  f"{ts} INFO Client: Submitted application {app_id}\n").encode())
+    stderr.flush()
+    stdout = open(os.path.join(work, "stdout"), "wb")
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, start_new_session=True,
+                            cwd=work)
+    RUNS[sid] = {"proc": proc, "cluster": cluster, "step": step, "work": work,
+                 "events": events, "app_id": app_id, "urls": urls, "mirror": mirror,
+                 "started": time.time()}
+    step.state = "RUNNING"
+    step.start_date_time = utcnow()
+    put_logs(cluster, sid, work, app_id, final=False)
+
+
+def put_logs(cluster, sid, work, app_id, final):
+    if not cluster.log_uri:
+        return
+    b, k = split_s3(cluster.log_uri.rstrip("/"))
+    client = s3()
+    for name in ("stderr", "stdout"):
+        path = os.path.join(work, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if final and name == "stderr":
+            data += (f"{time.strftime('%y/%m/%d %H:%M:%S')} INFO Client: Application report for "
+                     f"{app_id} (state: FINISHED)\n").encode()
+        key = f"{k}/{cluster.id}/steps/{sid}/{name}.gz".lstrip("/")
+        try:
+            client.put_object(Bucket=b, Key=key, Body=gzip.compress(data))
+        except Exception as e:
+            print(f"emulator: putting {key}: {e}", file=sys.stderr)
+
+
+def put_outputs(run):
+    client = s3()
+    for u in run["urls"]:
+        b, k = split_s3(u)
+        root = os.path.join(run["mirror"], b, k)
+        if not os.path.isdir(root):
+            continue
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f.startswith(".") or f.endswith(".crc"):
+                    continue
+                path = os.path.join(d, f)
+                key = os.path.relpath(path, os.path.join(run["mirror"], b))
+                try:
+                    client.upload_file(path, b, key)
+                except Exception as e:
+                    print(f"emulator: putting s3://{b}/{key}: {e}", file=sys.stderr)
+
+
+def put_event_log(run):
+    cluster = run["cluster"]
+    dest = spark_conf(cluster, "spark.eventLog.dir")
+    if not dest or not dest.startswith("s3"):
+        return
+    files = [f for f in os.listdir(run["events"]) if not f.startswith(".")]
+    if not files:
+        return
+    with open(os.path.join(run["events"], files[0]), "rb") as f:
+        data = f.read()
+    app_id = run["app_id"]
+    data = re.sub(rb'"App ID":"local-[0-9]+"', b'"App ID":"' + app_id.encode() + b'"', data)
+    # the job read and wrote S3 on EMR: its plans name s3:// paths, not the local mirror
+    mirror = run["mirror"].rstrip("/").encode()
+    data = data.replace(b"file:" + mirror + b"/", b"s3://").replace(mirror + b"/", b"s3://")
+    b, k = split_s3(dest.rstrip("/"))
+    k = (k + "/") if k else ""
+    layout = OPTS["layout"]
+    client = s3()
+    if layout == "rolling":
+        lines = data.splitlines(keepends=True)
+        half = max(1, len(lines) // 2)
+        d = f"{k}eventlog_v2_{app_id}"
+        client.put_object(Bucket=b, Key=f"{d}/events_1_{app_id}", Body=b"".join(lines[:half]))
+        client.put_object(Bucket=b, Key=f"{d}/events_2_{app_id}", Body=b"".join(lines[half:]))
+        client.put_object(Bucket=b, Key=f"{d}/appstatus_{app_id}", Body=b"")
+    else:
+        name = {"attempt": f"{app_id}_1", "inprogress": f"{app_id}.inprogress"}.get(layout, app_id)
+        client.put_object(Bucket=b, Key=k + name, Body=data)
+
+
+def last_error(work):
+    try:
+        with open(os.path.join(work, "stderr"), errors="replace") as f:
+            lines = [l.strip() for l in f if l.strip()]
+    except OSError:
+        return None
+    for l in reversed(lines):
+        if "Exception" in l or "Error" in l:
+            return l[:500]
+    return lines[-1][:500] if lines else None
+
+
+def tick():
+    now = time.monotonic()
+    for b in backends():
+        for cid, cluster in list(b.clusters.items()):
+            ended = cluster.state in ("TERMINATING", "TERMINATED", "TERMINATED_WITH_ERRORS")
+            for step in cluster.steps:
+                run = RUNS.get(step.id)
+                if run and run.get("done"):
+                    continue
+                if ended and step.state in ("PENDING", "RUNNING", "CANCEL_PENDING"):
+                    if run:
+                        stop(run["proc"])
+                        run["proc"].wait()
+                        run["done"] = True
+                        put_logs(cluster, step.id, run["work"], run["app_id"], final=True)
+                    end_step(step, "CANCELLED", "the cluster was terminated")
+                    continue
+                if run is None:
+                    continue
+                rc = run["proc"].poll()
+                if rc is None:
+                    continue
+                run["done"] = True
+                put_logs(cluster, step.id, run["work"], run["app_id"], final=True)
+                put_event_log(run)
+                if step.state == "CANCEL_PENDING":
+                    end_step(step, "CANCELLED", "Cancelled by the user (CancelSteps)")
+                elif rc == 0:
+                    put_outputs(run)
+                    end_step(step, "COMPLETED")
+                else:
+                    log = None
+                    if cluster.log_uri:
+                        log = f"{cluster.log_uri.rstrip('/')}/{cid}/steps/{step.id}/stderr.gz"
+                    end_step(step, "FAILED", failure={
+                        "Reason": "Unknown Error.",
+                        "Message": last_error(run["work"]) or f"spark-submit exited {rc}",
+                        "LogFile": log,
+                    })
+            if ended:
+                continue
+            busy = any(s.state in ("RUNNING", "CANCEL_PENDING") and s.id in RUNS
+                       and not RUNS[s.id].get("done") for s in cluster.steps)
+            if not busy:
+                nxt = next((s for s in cluster.steps if s.state in ("PENDING", "RUNNING")
+                            and s.id not in RUNS), None)
+                if nxt is not None:
+                    start_step(cluster, nxt)
+                    busy = True
+            if busy:
+                cluster.state = "RUNNING"
+                IDLE_SINCE.pop(cid, None)
+            else:
+                cluster.state = "WAITING"
+                since = IDLE_SINCE.setdefault(cid, now)
+                idle = (POLICIES.get(cid) or {}).get("IdleTimeout")
+                if idle and now - since >= float(idle) * TIME_SCALE:
+                    cluster.terminate()
+                    cluster.last_state_change_reason = "Cluster was terminated after being idle"
+
+
+def ticker():
+    while True:
+        try:
+            with LOCK:
+                tick()
+        except Exception as e:  # keep ticking: one bad step must not stop the others
+            print(f"emulator: tick: {e!r}", file=sys.stderr)
+        time.sleep(0.25)
+
+
+def shutdown(*_):
+    for r in RUNS.values():
+        stop(r["proc"])
+    sys.exit(0)
+
+
+def main():
+    global ENDPOINT, WORK, SPARK_SUBMIT, CORES, TIME_SCALE
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                                  "aether-emr-emulator"))
+    p.add_argument("--cores", type=int, default=2, help="local[N] for the steps' Spark")
+    p.add_argument("--time_scale", type=float, default=1.0,
+                   help="seconds per second of an idle timeout (0.01: 60 s idle ends in 0.6 s)")
+    a = p.parse_args()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    WORK, CORES, TIME_SCALE = a.work, a.cores, a.time_scale
+    os.makedirs(WORK, exist_ok=True)
+    SPARK_SUBMIT = os.environ.get("EMULATOR_SPARK_SUBMIT") or shutil.which("spark-submit")
+    if not SPARK_SUBMIT:
+        sys.exit("emulator: no spark-submit (pip install 'pyspark==3.5.*')")
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "emulator")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "emulator")
+    server = make_server("127.0.0.1", a.port, Emulator(), True, request_handler=MotoRequestHandler)
+    ENDPOINT = f"http://127.0.0.1:{server.server_address[1]}"
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    threading.Thread(target=ticker, daemon=True).start()
+    print(f"READY {ENDPOINT}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -16,8 +16,8 @@ moto's EMR and S3 (in-process, on 127.0.0.1) plus what moto does not do:
   application id, in the layout asked for: `plain` (`application_…`), `attempt`
   (`application_…_1`), `rolling` (`eventlog_v2_application_…/events_N_…`) or `inprogress`;
 - `CancelSteps` (moto answers 500) cancels a pending step and stops a running one; terminating a
-  cluster cancels its steps and stops their processes; `GetAutoTerminationPolicy` answers what
-  RunJobFlow asked for; a cluster idle for its policy's IdleTimeout (times `--time_scale`) is
+  cluster cancels its steps and stops their processes; `GetAutoTerminationPolicy` and
+  `ListInstanceFleets` answer what RunJobFlow asked for; a cluster idle for its policy's IdleTimeout (times `--time_scale`) is
   terminated, as EMR does;
 - faults on demand: `POST /_emulator/faults` with `{"operation": "RunJobFlow", "status": 500,
   "code": "InternalFailure", "count": 1, "when": "before" | "after"}` answers the next `count`
@@ -27,7 +27,7 @@ moto's EMR and S3 (in-process, on 127.0.0.1) plus what moto does not do:
   the work): time for a test to interrupt the caller mid-call;
 - `GET /_emulator/state`: every call counted per operation, the clusters, their steps and the
   step processes still alive; `POST /_emulator/layout` `{"layout": "rolling"}`; `POST
-  /_emulator/steps` `{"mode": "fail" | "hang", "count": 1}`: the next steps fail as if Spark ran
+  /_emulator/steps` `{"mode": "fail" | "hang", "count": 1}`; `POST /_emulator/clear_faults` `{}`: the next steps fail as if Spark ran
   out of memory, or never finish.
 
 Run: `tests/emr-emulator/emulator.py [--port 0] [--work DIR]`; it prints `READY <endpoint>` once
@@ -60,6 +60,7 @@ LOCK = threading.RLock()
 FAULTS = []  # {"operation", "status", "code", "message", "count", "when"}
 CALLS = {}  # operation -> count
 POLICIES = {}  # cluster id -> AutoTerminationPolicy
+FLEETS = {}  # cluster id -> the InstanceFleets RunJobFlow asked for (moto keeps none)
 OPTS = {"layout": "plain", "step_modes": []}
 RUNS = {}  # step id -> {"proc", "cluster", ...}
 CLUSTER_SEQ = {}  # cluster id -> next application sequence
@@ -82,6 +83,9 @@ def _status_with_failure(self):
 
 
 emr_models.Step.status = property(_status_with_failure)
+# nor an InstanceCollectionType: a cluster made of fleets says so
+emr_models.Cluster.instance_collection_type = property(
+    lambda self: "INSTANCE_FLEET" if FLEETS.get(self.id) else "INSTANCE_GROUP")
 
 
 def json_error(start_response, status, code, message):
@@ -100,6 +104,10 @@ def json_ok(start_response, obj):
     start_response("200 OK", [("Content-Type", "application/x-amz-json-1.1"),
                               ("Content-Length", str(len(body)))])
     return [body]
+
+
+CLUSTER_OPS = {"DescribeStep", "ListSteps", "CancelSteps", "AddJobFlowSteps", "ListInstanceGroups",
+               "ListInstanceFleets", "ListBootstrapActions", "GetAutoTerminationPolicy"}
 
 
 def backends():
@@ -149,11 +157,16 @@ class Emulator:
                 fault = None
             else:
                 return json_error(start_response, fault["status"], fault["code"], fault["message"])
+        # EMR answers an unknown cluster with InvalidRequestException (moto: a KeyError, 500)
+        cid = body.get("ClusterId") or body.get("JobFlowId")
+        if op in CLUSTER_OPS and cid and find_cluster(cid) is None:
+            return json_error(start_response, 400, "InvalidRequestException",
+                              f"Cluster id '{cid}' is not valid.")
         emulated = {
             "CancelSteps": cancel_steps,
             "GetAutoTerminationPolicy": lambda b: {
                 "AutoTerminationPolicy": POLICIES.get(b.get("ClusterId"), {})},
-            "ListInstanceFleets": lambda b: {"InstanceFleets": []},
+            "ListInstanceFleets": list_instance_fleets,
         }.get(op)
         if emulated:
             obj = emulated(body)
@@ -175,6 +188,7 @@ class Emulator:
                     cid = json.loads(b"".join(chunks))["JobFlowId"]
                     if body.get("AutoTerminationPolicy"):
                         POLICIES[cid] = body["AutoTerminationPolicy"]
+                    FLEETS[cid] = (body.get("Instances") or {}).get("InstanceFleets") or []
                 except (ValueError, KeyError):
                     pass
             result = chunks
@@ -200,6 +214,9 @@ class Emulator:
                     "delay_s": float(body.get("delay_s", 0)),
                 })
                 return json_ok(start_response, {"faults": FAULTS})
+            if what == "clear_faults":
+                FAULTS.clear()
+                return json_ok(start_response, {"faults": FAULTS})
             if what == "layout":
                 OPTS["layout"] = body["layout"]
                 return json_ok(start_response, OPTS)
@@ -222,6 +239,22 @@ def state():
     alive = [sid for sid, r in RUNS.items() if r["proc"].poll() is None]
     return {"calls": CALLS, "clusters": clusters, "alive_steps": alive,
             "faults_left": [f for f in FAULTS if f["count"] > 0]}
+
+
+def list_instance_fleets(body):
+    out = []
+    for i, f in enumerate(FLEETS.get(body.get("ClusterId"), [])):
+        od, spot = f.get("TargetOnDemandCapacity", 0), f.get("TargetSpotCapacity", 0)
+        out.append({
+            "Id": f"if-{i:012d}", "Name": f.get("Name"),
+            "InstanceFleetType": f.get("InstanceFleetType"),
+            "Status": {"State": "RUNNING"},
+            "TargetOnDemandCapacity": od, "TargetSpotCapacity": spot,
+            "ProvisionedOnDemandCapacity": od, "ProvisionedSpotCapacity": spot,
+            "InstanceTypeSpecifications": f.get("InstanceTypeConfigs", []),
+            "LaunchSpecifications": f.get("LaunchSpecifications", {}),
+        })
+    return {"InstanceFleets": out}
 
 
 def cancel_steps(body):

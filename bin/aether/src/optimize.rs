@@ -47,6 +47,15 @@ enum ClusterAction {
         /// A token that makes a retried create return the cluster made the first time.
         #[arg(long = "request_token", alias = "request-token")]
         request_token: Option<String>,
+        /// A YAML file over the defaults: emrRelease, applications, idleTimeoutSeconds, tags,
+        /// instanceGroups [name, role, instanceType, instanceCount, market, bidPrice,
+        /// onSpotUnavailable, ebsConfiguration] (EMR).
+        #[arg(long = "config_file", alias = "config-file")]
+        config_file: Option<std::path::PathBuf>,
+        /// Keep a cluster whose create was interrupted (Ctrl-C, SIGTERM) instead of
+        /// terminating it.
+        #[arg(long = "keep_cluster", alias = "keep-cluster")]
+        keep_cluster: bool,
     },
     /// The clusters of the platform.
     List,
@@ -74,8 +83,30 @@ pub struct SubmitArgs {
     #[arg(long = "config_id", alias = "config-id")]
     config_id: i64,
     /// The cluster to run on.
-    #[arg(long = "cluster_id", alias = "cluster-id")]
-    cluster_id: String,
+    #[arg(
+        long = "cluster_id",
+        alias = "cluster-id",
+        required_unless_present = "cluster_shape_id"
+    )]
+    cluster_id: Option<String>,
+    /// Instead of --cluster_id: make a cluster of this shape for the run, terminated after it
+    /// (also when the run fails or is interrupted) unless --keep_cluster.
+    #[arg(
+        long = "cluster_shape_id",
+        alias = "cluster-shape-id",
+        conflicts_with = "cluster_id"
+    )]
+    cluster_shape_id: Option<i64>,
+    /// With --cluster_shape_id: the cluster's --config_file (EMR).
+    #[arg(
+        long = "config_file",
+        alias = "config-file",
+        requires = "cluster_shape_id"
+    )]
+    config_file: Option<std::path::PathBuf>,
+    /// Keep the cluster made for the run (--cluster_shape_id) after it.
+    #[arg(long = "keep_cluster", alias = "keep-cluster")]
+    keep_cluster: bool,
     /// The job as a spark-submit command line, when its log does not hold one (a shell or
     /// notebook ran it); recorded as the job's definition.
     #[arg(long)]
@@ -336,55 +367,21 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
             cluster_shape_id,
             local_cores,
             request_token,
+            config_file,
+            keep_cluster,
         } => {
             let mut h = History::open(&cfg.history_db())?;
-            let mut spec = ClusterSpec {
-                name: "aether GPU test".into(),
+            let o = CreateOpts {
+                shape_id: cluster_shape_id,
                 local_cores,
-                instance_count: 1,
-                ..Default::default()
+                request_token,
+                config_file,
+                keep_cluster,
             };
-            let mut job_id = None;
-            if let Some(id) = cluster_shape_id {
-                let (job, gpu) = h.shape(id)?.ok_or_else(|| {
-                    anyhow!("unknown cluster shape id {id} (see `aether report list`)")
-                })?;
-                let shape = &gpu["shape"];
-                spec.shape_id = Some(id.to_string());
-                spec.name = format!("aether job {job} shape {id}");
-                spec.instance_type = shape["instance"].as_str().map(String::from);
-                spec.instance_count = shape["nodes"].as_i64().unwrap_or(1);
-                spec.tags.insert("aether:job-id".into(), job.to_string());
-                job_id = Some(job);
-            } else if a.platform != PlatformArg::Local {
-                bail!(
-                    "--cluster_shape_id is needed to size a cluster on {:?}",
-                    a.platform
-                );
+            match create_cluster(&cfg, &rt, b.as_ref(), a.platform, &mut h, &o)? {
+                Ok(c) => print_cluster(&c),
+                Err(sig) => return Ok(sig.exit_code()),
             }
-            let token = request_token.unwrap_or_else(|| {
-                format!(
-                    "aether-{}-{}",
-                    std::process::id(),
-                    aether_platform::now_ms()
-                )
-            });
-            spec.tags
-                .insert("aether:request-token".into(), token.clone());
-            if a.platform == PlatformArg::Emr {
-                upload_bootstrap(&cfg, &rt)?;
-            }
-            let c = rt.block_on(b.create(&spec, &token))?;
-            h.upsert_cluster(&ClusterRecord {
-                cluster_id: &c.cluster_id,
-                backend: b.name(),
-                shape_id: spec.shape_id.as_deref(),
-                job_id,
-                request_token: Some(&token),
-                state: c.state.as_str(),
-                info: &serde_json::to_value(&c)?,
-            })?;
-            print_cluster(&c);
         }
         ClusterAction::List => {
             for c in rt.block_on(b.list())? {
@@ -397,18 +394,14 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
         }
         ClusterAction::Terminate { cluster_id } => {
             let c = rt.block_on(b.terminate(&cluster_id))?;
-            if let Ok(mut h) = History::open(&cfg.history_db()) {
-                h.upsert_cluster(&ClusterRecord {
-                    cluster_id: &c.cluster_id,
-                    backend: b.name(),
-                    shape_id: c.spec.shape_id.as_deref(),
-                    job_id: None,
-                    request_token: None,
-                    state: c.state.as_str(),
-                    info: &serde_json::to_value(&c)?,
-                })?;
-            }
             print_cluster(&c);
+            // the cluster is gone either way; a history that cannot take it is told
+            let recorded = History::open(&cfg.history_db())
+                .map_err(anyhow::Error::from)
+                .and_then(|mut h| record_cluster(&mut h, b.as_ref(), &c, None, None));
+            if let Err(e) = recorded {
+                eprintln!("warning: cluster {cluster_id} terminated but not recorded: {e:#}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -570,171 +563,417 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     }
     let outputs = serde_json::to_value(&sb.rewritten)?;
     let job = sb.job;
-    let cluster = rt.block_on(b.describe(&a.cluster_id))?;
-    let req = StepRequest {
-        // unique per run: a retried AddJobFlowSteps finds the step by it
-        name: format!("aether job {job_id} config {config_id} {run_dir}"),
-        job,
-        conf: properties,
-    };
-    let step = rt.block_on(b.submit(&cluster.cluster_id, &req))?;
-    let mut run = Run {
-        job_id,
-        kind: "gpu-test".into(),
-        backend: Some(b.name().into()),
-        cluster_id: Some(cluster.cluster_id.clone()),
-        step_id: Some(step.step_id.clone()),
-        config_id: Some(config_id),
-        status: step.state.as_str().into(),
-        start_ms: step.start_ms,
-        details: serde_json::json!({
-            "args": step.args,
-            "cluster": cluster.state_reason,
-            "outputs": outputs,
-            "tables_sandboxed": sb.tables,
-        }),
-        ..Default::default()
-    };
-    run.run_id = match h.start_run(&run) {
-        Ok(id) => id,
-        Err(e) => {
-            // a run that cannot be recorded is not left running
-            let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
-            return Err(anyhow!(e).context(format!(
-                "step {} cancelled: the run could not be recorded",
-                step.step_id
-            )));
-        }
-    };
-    eprintln!(
-        "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
-        run.run_id,
-        step.step_id,
-        cluster.cluster_id,
-        b.name()
-    );
-    let poll = Poll {
-        deadline: Duration::from_secs(a.timeout_s),
-        ..Poll::default()
-    };
-    let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
-    let waited = rt.block_on(async {
-        let wait = aether_platform::wait_step(b.as_ref(), &cid, &sid, poll, |s, t| {
-            eprint!(
-                "\r  {} {:>5.0} s  step {}\x1b[K",
-                s.state.as_str(),
-                t.as_secs_f64(),
-                s.step_id
-            );
-        });
-        tokio::select! {
-            r = wait => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
-        }
-    });
-    eprintln!();
-    // a step given up on is cancelled; a failed cancel is said and recorded, never lost
-    let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
-        match rt.block_on(b.cancel(&cid, &sid)) {
-            Ok(i) => (why.to_string(), i),
-            Err(e) => {
-                let mut i = step.clone();
-                i.end_ms = Some(aether_platform::now_ms());
-                i.failure_reason = Some(format!("{why}; cancelling the step failed: {e}"));
-                eprintln!("warning: cancelling step {sid} failed: {e}; it may still be running");
-                (why.to_string(), i)
+    let (cluster, created) = match (&a.cluster_id, a.cluster_shape_id) {
+        (Some(id), _) => (rt.block_on(b.describe(id))?, false),
+        (None, Some(shape)) => {
+            let o = CreateOpts {
+                shape_id: Some(shape),
+                local_cores: 0,
+                request_token: None,
+                config_file: a.config_file.clone(),
+                keep_cluster: a.keep_cluster,
+            };
+            match create_cluster(&cfg, &rt, b.as_ref(), a.platform, &mut h, &o)? {
+                Ok(c) => {
+                    eprintln!(
+                        "cluster {} made for this run ({}{})",
+                        c.cluster_id,
+                        c.state.as_str(),
+                        if a.keep_cluster {
+                            ", kept after it: --keep_cluster"
+                        } else {
+                            ", terminated after it"
+                        }
+                    );
+                    (c, true)
+                }
+                Err(sig) => return Ok(sig.exit_code()),
             }
         }
+        (None, None) => bail!(
+            "give --cluster_id (a running cluster) or --cluster_shape_id (a cluster made for this run \
+             and terminated after it)"
+        ),
     };
-    let (status, info) = match waited {
-        // interrupted: the step is cancelled, the run recorded as such
-        None => cancel("INTERRUPTED"),
-        Some(Err(aether_platform::PlatformError::Deadline { .. })) => cancel("TIMED_OUT"),
-        Some(Err(e)) => {
-            // polling failed: the step is not left running unwatched
-            let (_, i) = cancel("FAILED");
-            run.status = "FAILED".into();
-            run.end_ms = i.end_ms;
-            run.failure_reason = Some(match i.failure_reason {
-                Some(c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
-                _ => format!("{e}; the step was cancelled"),
-            });
-            h.finish_run(&run)?;
-            return Err(e.into());
-        }
-        Some(Ok(i)) => (i.state.as_str().to_string(), i),
-    };
-    run.status = status;
-    run.end_ms = info.end_ms;
-    run.failure_reason = info.failure_reason.clone();
-    // the logs: a completed run's event log is waited for, a failed run's stderr
-    let wait = log_wait(&cfg, a.platform);
-    let completed = info.state == StepState::Completed;
-    let (ev_wait, drv_wait) = if completed {
-        (wait, Duration::ZERO)
-    } else {
-        (Duration::ZERO, wait.min(Duration::from_secs(120)))
-    };
-    let mut log_errors = Vec::new();
-    match wait_for(&rt, drv_wait, || b.driver_log(&cid, &sid)) {
-        Ok(l) => run.driver_log = l,
-        Err(e) => log_errors.push(format!("driver log: {e}")),
-    }
-    match wait_for(&rt, ev_wait, || b.event_log(&cid, &sid)) {
-        Ok(l) => run.event_log = l,
-        Err(e) => log_errors.push(format!("event log: {e}")),
-    }
-    if completed && run.event_log.is_none() && log_errors.is_empty() {
-        log_errors.push(format!(
-            "event log: none found within {} s",
-            ev_wait.as_secs()
-        ));
-    }
-    for e in &log_errors {
-        eprintln!("warning: run {}: {e}", run.run_id);
-    }
-    if !log_errors.is_empty() {
-        run.details["log_errors"] = serde_json::json!(log_errors);
-    }
-    if completed {
-        run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(&rt, l));
-    }
-    if run.duration_ms.is_none() {
-        run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
-    }
-    run.cost_usd = run.duration_ms.and_then(|d| run_cost(&cfg, &cluster, d));
-    h.finish_run(&run)?;
-    println!(
-        "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
-        run.run_id,
-        run.status,
-        sid,
-        run.duration_ms.unwrap_or(0),
-        run.event_log.as_deref().unwrap_or("-")
-    );
-    if let Some(c) = run.cost_usd {
+    let result = (|| -> Result<ExitCode> {
+        let req = StepRequest {
+            // unique per run: a retried AddJobFlowSteps finds the step by it
+            name: format!("aether job {job_id} config {config_id} {run_dir}"),
+            job,
+            conf: properties,
+        };
+        let step = rt.block_on(b.submit(&cluster.cluster_id, &req))?;
+        let mut run = Run {
+            job_id,
+            kind: "gpu-test".into(),
+            backend: Some(b.name().into()),
+            cluster_id: Some(cluster.cluster_id.clone()),
+            step_id: Some(step.step_id.clone()),
+            config_id: Some(config_id),
+            status: step.state.as_str().into(),
+            start_ms: step.start_ms,
+            details: serde_json::json!({
+                "args": step.args,
+                "cluster": cluster.state_reason,
+                "outputs": outputs,
+                "tables_sandboxed": sb.tables,
+            }),
+            ..Default::default()
+        };
+        run.run_id = match h.start_run(&run) {
+            Ok(id) => id,
+            Err(e) => {
+                // a run that cannot be recorded is not left running
+                let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
+                return Err(anyhow!(e).context(format!(
+                    "step {} cancelled: the run could not be recorded",
+                    step.step_id
+                )));
+            }
+        };
         eprintln!(
-            "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price)"
+            "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
+            run.run_id,
+            step.step_id,
+            cluster.cluster_id,
+            b.name()
         );
-    }
-    if let Some(r) = &run.failure_reason {
-        eprintln!("  reason: {r}");
-        if let Some(l) = &run.driver_log {
-            eprintln!("  driver log: {l}");
-            let s3 = aether_ingest::S3Options {
-                region: cfg.config.platform.emr.region.clone(),
-                endpoint: None,
-            };
-            if let Ok(lines) = rt.block_on(aether_platform::log_tail(l, &s3, 12)) {
-                for line in lines {
-                    eprintln!("    | {line}");
+        let poll = Poll {
+            deadline: Duration::from_secs(a.timeout_s),
+            ..Poll::default()
+        };
+        let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
+        let waited = rt.block_on(async {
+            let wait = aether_platform::wait_step(b.as_ref(), &cid, &sid, poll, |s, t| {
+                eprint!(
+                    "\r  {} {:>5.0} s  step {}\x1b[K",
+                    s.state.as_str(),
+                    t.as_secs_f64(),
+                    s.step_id
+                );
+            });
+            tokio::select! {
+                r = wait => Ok(r),
+                s = stopped() => Err(s),
+            }
+        });
+        let signal = waited.as_ref().err().copied();
+        eprintln!();
+        // a step given up on is cancelled; a failed cancel is said and recorded, never lost
+        let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
+            match rt.block_on(b.cancel(&cid, &sid)) {
+                Ok(i) if i.state.is_final() => (why.to_string(), i),
+                Ok(mut i) => {
+                    let still = i.state.as_str();
+                    i.end_ms = Some(aether_platform::now_ms());
+                    i.failure_reason = Some(format!("{why}; the cancelled step is still {still}"));
+                    eprintln!(
+                        "warning: step {sid} was cancelled but is still {still}; it may still be running"
+                    );
+                    (why.to_string(), i)
+                }
+                Err(e) => {
+                    let mut i = step.clone();
+                    i.end_ms = Some(aether_platform::now_ms());
+                    i.failure_reason = Some(format!("{why}; cancelling the step failed: {e}"));
+                    eprintln!(
+                        "warning: cancelling step {sid} failed: {e}; it may still be running"
+                    );
+                    (why.to_string(), i)
+                }
+            }
+        };
+        let (status, info) = match waited {
+            // interrupted: the step is cancelled, the run recorded as such
+            Err(sig) => {
+                eprintln!("{}: cancelling step {sid}", sig.name());
+                cancel("INTERRUPTED")
+            }
+            Ok(Err(aether_platform::PlatformError::Deadline { .. })) => cancel("TIMED_OUT"),
+            Ok(Err(e)) => {
+                // polling failed: the step is not left running unwatched
+                let (_, i) = cancel("FAILED");
+                run.status = "FAILED".into();
+                run.end_ms = i.end_ms;
+                run.failure_reason = Some(match i.failure_reason {
+                    Some(c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
+                    _ => format!("{e}; the step was cancelled"),
+                });
+                h.finish_run(&run)?;
+                return Err(e.into());
+            }
+            Ok(Ok(i)) => (i.state.as_str().to_string(), i),
+        };
+        run.status = status;
+        run.end_ms = info.end_ms;
+        run.failure_reason = info.failure_reason.clone();
+        // the logs: a completed run's event log is waited for, a failed run's stderr
+        let wait = log_wait(&cfg, a.platform);
+        let completed = info.state == StepState::Completed;
+        // (a step cancelled on a deadline or a signal gets one look, no wait)
+        let (ev_wait, drv_wait) = match info.state {
+            StepState::Completed => (wait, Duration::ZERO),
+            StepState::Failed => (Duration::ZERO, wait.min(Duration::from_secs(120))),
+            _ => (Duration::ZERO, Duration::ZERO),
+        };
+        let mut log_errors = Vec::new();
+        match wait_for(&rt, drv_wait, || b.driver_log(&cid, &sid)) {
+            Ok(l) => run.driver_log = l,
+            Err(e) => log_errors.push(format!("driver log: {e}")),
+        }
+        match wait_for(&rt, ev_wait, || b.event_log(&cid, &sid)) {
+            Ok(l) => run.event_log = l,
+            Err(e) => log_errors.push(format!("event log: {e}")),
+        }
+        if completed && run.event_log.is_none() && log_errors.is_empty() {
+            log_errors.push(format!(
+                "event log: none found within {} s",
+                ev_wait.as_secs()
+            ));
+        }
+        for e in &log_errors {
+            eprintln!("warning: run {}: {e}", run.run_id);
+        }
+        if !log_errors.is_empty() {
+            run.details["log_errors"] = serde_json::json!(log_errors);
+        }
+        if completed {
+            run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(&rt, l));
+        }
+        if run.duration_ms.is_none() {
+            run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
+        }
+        run.cost_usd = run.duration_ms.and_then(|d| run_cost(&cfg, &cluster, d));
+        h.finish_run(&run)?;
+        println!(
+            "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
+            run.run_id,
+            run.status,
+            sid,
+            run.duration_ms.unwrap_or(0),
+            run.event_log.as_deref().unwrap_or("-")
+        );
+        if let Some(c) = run.cost_usd {
+            eprintln!(
+                "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price)"
+            );
+        }
+        if let Some(r) = &run.failure_reason {
+            eprintln!("  reason: {r}");
+            if let Some(l) = &run.driver_log {
+                eprintln!("  driver log: {l}");
+                let s3 = aether_ingest::S3Options {
+                    region: cfg.config.platform.emr.region.clone(),
+                    endpoint: None,
+                };
+                if let Ok(lines) = rt.block_on(aether_platform::log_tail(l, &s3, 12)) {
+                    for line in lines {
+                        eprintln!("    | {line}");
+                    }
                 }
             }
         }
+        Ok(match (info.state, signal) {
+            (StepState::Completed, _) => ExitCode::SUCCESS,
+            (_, Some(sig)) => sig.exit_code(),
+            _ => ExitCode::from(1),
+        })
+    })();
+    // a cluster made for this run ends with it, whatever happened to the run
+    if created && !a.keep_cluster {
+        end_cluster(&rt, b.as_ref(), &mut h, &cluster.cluster_id);
     }
-    Ok(match info.state {
-        StepState::Completed => ExitCode::SUCCESS,
-        _ if run.status == "INTERRUPTED" => ExitCode::from(130),
-        _ => ExitCode::from(1),
-    })
+    result
+}
+
+/// Terminate a cluster this command made and record its state; a failure is told (with what to
+/// run), never silent.
+fn end_cluster(
+    rt: &tokio::runtime::Runtime,
+    b: &dyn ClusterBackend,
+    h: &mut History,
+    cluster_id: &str,
+) {
+    match rt.block_on(b.terminate(cluster_id)) {
+        Ok(c) => {
+            eprintln!("cluster {cluster_id} {}", c.state.as_str());
+            if let Err(e) = record_cluster(h, b, &c, None, None) {
+                eprintln!("warning: cluster {cluster_id}: not recorded: {e:#}");
+            }
+        }
+        Err(e) => eprintln!(
+            "error: terminating cluster {cluster_id} failed: {e}; it may still be running: \
+             aether cluster terminate --platform {} --cluster_id {cluster_id}",
+            b.name()
+        ),
+    }
+}
+
+fn record_cluster(
+    h: &mut History,
+    b: &dyn ClusterBackend,
+    c: &ClusterInfo,
+    job_id: Option<i64>,
+    token: Option<&str>,
+) -> Result<()> {
+    h.upsert_cluster(&ClusterRecord {
+        cluster_id: &c.cluster_id,
+        backend: b.name(),
+        shape_id: c.spec.shape_id.as_deref(),
+        job_id,
+        request_token: token,
+        state: c.state.as_str(),
+        info: &serde_json::to_value(c)?,
+    })?;
+    Ok(())
+}
+
+/// A signal that stops a command: the run is recorded as interrupted, the command exits
+/// 128 + the signal's number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Int,
+    Term,
+}
+
+impl Stop {
+    fn exit_code(self) -> ExitCode {
+        ExitCode::from(match self {
+            Stop::Int => 130,
+            Stop::Term => 143,
+        })
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Stop::Int => "SIGINT",
+            Stop::Term => "SIGTERM",
+        }
+    }
+}
+
+/// The first Ctrl-C (SIGINT) or SIGTERM.
+async fn stopped() -> Stop {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => Stop::Int,
+        _ = async {
+            match term.as_mut() {
+                Some(t) => { t.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => Stop::Term,
+    }
+}
+
+/// What `cluster create` and a transient `submit` cluster are made from.
+struct CreateOpts {
+    shape_id: Option<i64>,
+    local_cores: i64,
+    request_token: Option<String>,
+    config_file: Option<std::path::PathBuf>,
+    keep_cluster: bool,
+}
+
+/// Create a cluster of a qualified shape (and the `--config_file` over it), recorded in the
+/// history. A signal during the create ends the cluster the interrupted call made (unless
+/// `--keep_cluster`): `Ok(Err(signal))`.
+fn create_cluster(
+    cfg: &ConfigFile,
+    rt: &tokio::runtime::Runtime,
+    b: &dyn ClusterBackend,
+    platform: PlatformArg,
+    h: &mut History,
+    o: &CreateOpts,
+) -> Result<std::result::Result<ClusterInfo, Stop>> {
+    let mut spec = ClusterSpec {
+        name: "aether GPU test".into(),
+        local_cores: o.local_cores,
+        instance_count: 1,
+        ..Default::default()
+    };
+    if let Some(path) = &o.config_file {
+        if platform != PlatformArg::Emr {
+            bail!("--config_file describes an EMR cluster: use it with --platform emr");
+        }
+        spec.file = Some(
+            aether_platform::clusterfile::ClusterFile::load(path)
+                .map_err(|e| anyhow!("--config_file {e}"))?,
+        );
+    }
+    let mut job_id = None;
+    if let Some(id) = o.shape_id {
+        let (job, gpu) = h
+            .shape(id)?
+            .ok_or_else(|| anyhow!("unknown cluster shape id {id} (see `aether report list`)"))?;
+        let shape = &gpu["shape"];
+        spec.shape_id = Some(id.to_string());
+        spec.name = format!("aether job {job} shape {id}");
+        spec.instance_type = shape["instance"].as_str().map(String::from);
+        spec.instance_count = shape["nodes"].as_i64().unwrap_or(1);
+        spec.tags.insert("aether:job-id".into(), job.to_string());
+        job_id = Some(job);
+    } else if platform != PlatformArg::Local
+        && spec
+            .file
+            .as_ref()
+            .is_none_or(|f| f.instance_groups.is_none())
+    {
+        bail!(
+            "--cluster_shape_id (or instanceGroups in --config_file) is needed to size a cluster on {:?}",
+            platform
+        );
+    }
+    let token = o.request_token.clone().unwrap_or_else(|| {
+        format!(
+            "aether-{}-{}",
+            std::process::id(),
+            aether_platform::now_ms()
+        )
+    });
+    spec.tags
+        .insert("aether:request-token".into(), token.clone());
+    if platform == PlatformArg::Emr {
+        upload_bootstrap(cfg, rt)?;
+    }
+    let made = rt.block_on(async {
+        tokio::select! {
+            r = b.create(&spec, &token) => Ok(r),
+            s = stopped() => Err(s),
+        }
+    });
+    match made {
+        Ok(c) => {
+            let c = c?;
+            record_cluster(h, b, &c, job_id, Some(&token))?;
+            Ok(Ok(c))
+        }
+        Err(sig) => {
+            eprintln!(
+                "{}: cluster create interrupted (request token {token})",
+                sig.name()
+            );
+            // the interrupted call may have made the cluster: find it by its token
+            let mut found = None;
+            for _ in 0..3 {
+                if let Ok(Some(c)) = rt.block_on(b.find_by_token(&token)) {
+                    found = Some(c);
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            match found {
+                Some(c) if o.keep_cluster => {
+                    record_cluster(h, b, &c, job_id, Some(&token))?;
+                    eprintln!("cluster {} kept (--keep_cluster)", c.cluster_id);
+                }
+                Some(c) => {
+                    record_cluster(h, b, &c, job_id, Some(&token))?;
+                    end_cluster(rt, b, h, &c.cluster_id);
+                }
+                None => eprintln!("no cluster was made for request token {token}"),
+            }
+            Ok(Err(sig))
+        }
+    }
 }

@@ -21,6 +21,7 @@
 //! alive for steps but ended by an **idle auto-termination policy** (idle GPU nodes are the
 //! largest avoidable cost of a migration's tests), tagged with aether's job id and request token.
 
+use crate::clusterfile::GroupSpec;
 use crate::{
     ClusterBackend, ClusterInfo, ClusterSpec, ClusterState, PlatformError, Result, StepInfo,
     StepRequest, StepState, io,
@@ -300,36 +301,6 @@ impl EmrBackend {
         out.cluster
             .ok_or_else(|| PlatformError::UnknownCluster(cluster_id.to_string()))
     }
-
-    /// The cluster a request token already made, if any (its tag on a cluster not yet ended).
-    async fn find_by_token(&self, token: &str) -> Result<Option<ClusterInfo>> {
-        let mut pages = self
-            .client
-            .list_clusters()
-            .cluster_states(EmrState::Starting)
-            .cluster_states(EmrState::Bootstrapping)
-            .cluster_states(EmrState::Running)
-            .cluster_states(EmrState::Waiting)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| sdk("ListClusters", e))?;
-            for c in page.clusters() {
-                let Some(id) = c.id() else { continue };
-                let info = self.describe(id).await?;
-                if info
-                    .spec
-                    .tags
-                    .get("aether:request-token")
-                    .map(String::as_str)
-                    == Some(token)
-                {
-                    return Ok(Some(info));
-                }
-            }
-        }
-        Ok(None)
-    }
 }
 
 #[async_trait]
@@ -346,48 +317,67 @@ impl ClusterBackend for EmrBackend {
             return Ok(c);
         }
         let s = &self.settings;
-        let instance_type = spec
-            .instance_type
-            .clone()
-            .ok_or_else(|| other("an EMR cluster needs the GPU instance type of its shape"))?;
-        let group = |name: &str, role: InstanceRoleType, ty: &str, n: i64| {
-            InstanceGroupConfig::builder()
-                .name(name)
-                .instance_role(role)
-                .market(MarketType::OnDemand)
-                .instance_type(ty)
-                .instance_count(n as i32)
-                .build()
+        let file = spec.file.clone().unwrap_or_default();
+        // the nodes: the file's groups, else an on-demand primary and the shape's GPU core nodes
+        let groups = match &file.instance_groups {
+            Some(g) => g.clone(),
+            None => {
+                let instance_type = spec.instance_type.clone().ok_or_else(|| {
+                    other("an EMR cluster needs the GPU instance type of its shape (or instanceGroups in --config_file)")
+                })?;
+                vec![
+                    GroupSpec {
+                        name: "Primary".into(),
+                        role: Some("MASTER".into()),
+                        instance_type: s.primary_instance_type.clone(),
+                        instance_count: 1,
+                        ..Default::default()
+                    },
+                    GroupSpec {
+                        name: "Core GPU".into(),
+                        role: Some("CORE".into()),
+                        instance_type,
+                        instance_count: spec.instance_count.max(1),
+                        ..Default::default()
+                    },
+                ]
+            }
         };
-        let instances = JobFlowInstancesConfig::builder()
-            .instance_groups(group(
-                "Primary",
-                InstanceRoleType::Master,
-                &s.primary_instance_type,
-                1,
-            ))
-            .instance_groups(group(
-                "Core GPU",
-                InstanceRoleType::Core,
-                &instance_type,
-                spec.instance_count.max(1),
-            ))
-            .keep_job_flow_alive_when_no_steps(true)
-            .build();
+        let mut instances =
+            JobFlowInstancesConfig::builder().keep_job_flow_alive_when_no_steps(true);
+        if file.uses_fleets() {
+            for g in &groups {
+                instances = instances.instance_fleets(fleet_config(g));
+            }
+        } else {
+            for g in &groups {
+                instances = instances.instance_groups(group_config(g));
+            }
+        }
+        let instances = instances.build();
         let mut tags = spec.tags.clone();
+        tags.extend(file.tags.clone());
         tags.insert("aether:request-token".into(), request_token.to_string());
+        let release = file.emr_release.clone().unwrap_or(s.release_label.clone());
+        let apps = file
+            .applications
+            .clone()
+            .unwrap_or_else(|| vec!["Hadoop".into(), "Spark".into()]);
         let mut req = self
             .client
             .run_job_flow()
             .name(&spec.name)
-            .release_label(&s.release_label)
-            .applications(Application::builder().name("Hadoop").build())
-            .applications(Application::builder().name("Spark").build())
+            .release_label(&release)
+            .set_applications(Some(
+                apps.iter()
+                    .map(|a| Application::builder().name(a).build())
+                    .collect(),
+            ))
             .set_configurations(Some(rapids_configurations(s)))
             .instances(instances)
             .auto_termination_policy(
                 AutoTerminationPolicy::builder()
-                    .idle_timeout(s.idle_timeout_s)
+                    .idle_timeout(file.idle_timeout_seconds.unwrap_or(s.idle_timeout_s))
                     .build(),
             )
             .service_role(&s.service_role)
@@ -451,6 +441,36 @@ impl ClusterBackend for EmrBackend {
         }
     }
 
+    /// The cluster a request token already made, if any (its tag on a cluster not yet ended).
+    async fn find_by_token(&self, token: &str) -> Result<Option<ClusterInfo>> {
+        let mut pages = self
+            .client
+            .list_clusters()
+            .cluster_states(EmrState::Starting)
+            .cluster_states(EmrState::Bootstrapping)
+            .cluster_states(EmrState::Running)
+            .cluster_states(EmrState::Waiting)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| sdk("ListClusters", e))?;
+            for c in page.clusters() {
+                let Some(id) = c.id() else { continue };
+                let info = self.describe(id).await?;
+                if info
+                    .spec
+                    .tags
+                    .get("aether:request-token")
+                    .map(String::as_str)
+                    == Some(token)
+                {
+                    return Ok(Some(info));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo> {
         let c = &self.raw_cluster(cluster_id).await?;
         let status = c.status();
@@ -488,6 +508,36 @@ impl ClusterBackend for EmrBackend {
                 });
             }
         }
+        if c.instance_collection_type()
+            == Some(&aws_sdk_emr::types::InstanceCollectionType::InstanceFleet)
+        {
+            // a cluster of instance fleets
+            let out = self
+                .client
+                .list_instance_fleets()
+                .cluster_id(cluster_id)
+                .send()
+                .await
+                .map_err(|e| sdk("ListInstanceFleets", e))?;
+            for f in out.instance_fleets() {
+                let spot = f.target_spot_capacity().unwrap_or(0) as i64;
+                let on_demand = f.target_on_demand_capacity().unwrap_or(0) as i64;
+                groups.push(crate::NodeGroup {
+                    role: f
+                        .instance_fleet_type()
+                        .map(|t| t.as_str().to_string())
+                        .unwrap_or_default(),
+                    instance_type: f
+                        .instance_type_specifications()
+                        .first()
+                        .and_then(|t| t.instance_type())
+                        .unwrap_or("")
+                        .to_string(),
+                    count: spot + on_demand,
+                    market: if spot > 0 { "SPOT" } else { "ON_DEMAND" }.into(),
+                });
+            }
+        }
         let core = groups.iter().find(|g| g.role == "CORE");
         Ok(ClusterInfo {
             groups: groups.clone(),
@@ -501,6 +551,7 @@ impl ClusterBackend for EmrBackend {
                 instance_count: core.map(|g| g.count).unwrap_or(0),
                 local_cores: 0,
                 tags,
+                file: None,
             },
             created_ms: ms(tl.and_then(|t| t.creation_date_time())).unwrap_or(0),
             ended_ms: ms(tl.and_then(|t| t.end_date_time())),
@@ -618,7 +669,17 @@ impl ClusterBackend for EmrBackend {
                 } else {
                     PlatformError::Other(text)
                 }
-            })?;
+            });
+        let out = match out {
+            Ok(o) => o,
+            // an unknown cluster is told as such, whatever DescribeStep answered
+            Err(e) => {
+                return Err(match self.raw_cluster(cluster_id).await {
+                    Err(u @ PlatformError::UnknownCluster(_)) => u,
+                    _ => e,
+                });
+            }
+        };
         let s = out.step().ok_or_else(|| PlatformError::UnknownStep {
             cluster: cluster_id.to_string(),
             step: step_id.to_string(),
@@ -661,7 +722,18 @@ impl ClusterBackend for EmrBackend {
             .send()
             .await
             .map_err(|e| sdk("CancelSteps", e))?;
-        self.step(cluster_id, step_id).await
+        // CANCEL_PENDING until the step has stopped: wait for it, so that nothing is left
+        // running unknown
+        let mut every = std::time::Duration::from_millis(250);
+        let deadline = std::time::Instant::now() + CANCEL_WAIT;
+        loop {
+            let s = self.step(cluster_id, step_id).await?;
+            if s.state.is_final() || std::time::Instant::now() >= deadline {
+                return Ok(s);
+            }
+            tokio::time::sleep(every).await;
+            every = (every * 2).min(std::time::Duration::from_secs(5));
+        }
     }
 
     async fn event_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>> {
@@ -694,6 +766,104 @@ impl ClusterBackend for EmrBackend {
         Ok(read_object(&self.s3, &url).await?.map(|_| url))
     }
 }
+
+fn role_of(g: &GroupSpec) -> InstanceRoleType {
+    match g.role() {
+        Some("MASTER") => InstanceRoleType::Master,
+        Some("TASK") => InstanceRoleType::Task,
+        _ => InstanceRoleType::Core,
+    }
+}
+
+fn ebs_of(g: &GroupSpec) -> Option<aws_sdk_emr::types::EbsConfiguration> {
+    use aws_sdk_emr::types::{EbsBlockDeviceConfig, EbsConfiguration, VolumeSpecification};
+    let e = g.ebs_configuration.as_ref()?;
+    let volume = VolumeSpecification::builder()
+        .volume_type(&e.volume_type)
+        .size_in_gb(e.size_in_gb as i32)
+        .set_iops(e.iops.map(|i| i as i32))
+        .build();
+    Some(
+        EbsConfiguration::builder()
+            .ebs_block_device_configs(
+                EbsBlockDeviceConfig::builder()
+                    .volume_specification(volume)
+                    .volumes_per_instance(e.volumes_per_instance.unwrap_or(1) as i32)
+                    .build(),
+            )
+            .build(),
+    )
+}
+
+/// An instance group (on-demand unless the file says SPOT).
+fn group_config(g: &GroupSpec) -> InstanceGroupConfig {
+    InstanceGroupConfig::builder()
+        .name(&g.name)
+        .instance_role(role_of(g))
+        .market(if g.is_spot() {
+            MarketType::Spot
+        } else {
+            MarketType::OnDemand
+        })
+        .set_bid_price(g.bid_price.clone())
+        .instance_type(&g.instance_type)
+        .instance_count(g.instance_count as i32)
+        .set_ebs_configuration(ebs_of(g))
+        .build()
+}
+
+/// An instance fleet: on-demand capacity, or spot capacity with a provisioning timeout after
+/// which EMR switches to on-demand (or ends the cluster), as the file asks.
+fn fleet_config(g: &GroupSpec) -> aws_sdk_emr::types::InstanceFleetConfig {
+    use aws_sdk_emr::types::{
+        InstanceFleetConfig, InstanceFleetProvisioningSpecifications, InstanceFleetType,
+        InstanceTypeConfig, SpotProvisioningAllocationStrategy, SpotProvisioningSpecification,
+        SpotProvisioningTimeoutAction,
+    };
+    let ty = match g.role() {
+        Some("MASTER") => InstanceFleetType::Master,
+        Some("TASK") => InstanceFleetType::Task,
+        _ => InstanceFleetType::Core,
+    };
+    let n = g.instance_count as i32;
+    let mut f = InstanceFleetConfig::builder()
+        .name(&g.name)
+        .instance_fleet_type(ty)
+        .instance_type_configs(
+            InstanceTypeConfig::builder()
+                .instance_type(&g.instance_type)
+                .weighted_capacity(1)
+                .set_bid_price(g.bid_price.clone())
+                .set_ebs_configuration(ebs_of(g))
+                .build(),
+        );
+    if g.is_spot() {
+        let action = match g.on_spot_unavailable.as_deref() {
+            Some("TERMINATE_CLUSTER") => SpotProvisioningTimeoutAction::TerminateCluster,
+            _ => SpotProvisioningTimeoutAction::SwitchToOnDemand,
+        };
+        f = f.target_spot_capacity(n).launch_specifications(
+            InstanceFleetProvisioningSpecifications::builder()
+                .spot_specification(
+                    SpotProvisioningSpecification::builder()
+                        .timeout_duration_minutes(SPOT_TIMEOUT_MIN)
+                        .timeout_action(action)
+                        .allocation_strategy(SpotProvisioningAllocationStrategy::CapacityOptimized)
+                        .build(),
+                )
+                .build(),
+        );
+    } else {
+        f = f.target_on_demand_capacity(n);
+    }
+    f.build()
+}
+
+/// Minutes EMR waits for spot capacity before the timeout action.
+const SPOT_TIMEOUT_MIN: i32 = 10;
+
+/// How long a cancelled step is watched until it has stopped.
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// How often RunJobFlow and AddJobFlowSteps are sent at most (each retry after a lookup).
 const SEND_ATTEMPTS: u32 = 4;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub mod clusterfile;
 pub mod emr;
 pub mod jobdef;
 pub mod local;
@@ -64,6 +65,9 @@ pub struct ClusterSpec {
     pub local_cores: i64,
     /// Tags (EMR), e.g. `aether:job-id`.
     pub tags: BTreeMap<String, String>,
+    /// `--config_file`: the release, applications and nodes over the defaults (EMR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<clusterfile::ClusterFile>,
 }
 
 /// A cluster's lifecycle, as EMR names it.
@@ -186,6 +190,9 @@ pub trait ClusterBackend: Send + Sync {
     /// Start a cluster. A request token already used returns the cluster made for it instead
     /// of a second one.
     async fn create(&self, spec: &ClusterSpec, request_token: &str) -> Result<ClusterInfo>;
+    /// The cluster a create with `request_token` made, if any and not yet ended (after an
+    /// interrupted create: what to clean up).
+    async fn find_by_token(&self, request_token: &str) -> Result<Option<ClusterInfo>>;
     async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo>;
     async fn list(&self) -> Result<Vec<ClusterInfo>>;
     /// Terminate a cluster (its running steps are cancelled).

@@ -292,6 +292,20 @@ impl ClusterBackend for LocalBackend {
         Ok(info)
     }
 
+    async fn find_by_token(&self, request_token: &str) -> Result<Option<ClusterInfo>> {
+        let t = self
+            .root
+            .join("tokens")
+            .join(request_token.replace('/', "_"));
+        match std::fs::read_to_string(&t) {
+            Ok(id) => {
+                let c = self.load_cluster(id.trim())?;
+                Ok((!c.state.is_ended()).then_some(c))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
     async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo> {
         self.load_cluster(cluster_id)
     }

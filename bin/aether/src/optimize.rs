@@ -205,6 +205,8 @@ pub struct StepSource {
     pub driver_log: Option<String>,
     /// The job the step ran (`None` when it was not a spark-submit).
     pub job: Option<JobDefinition>,
+    /// The step's hours times its cluster's hourly price.
+    pub cost_usd: Option<f64>,
 }
 
 /// The event log and job of step `step_id` of EMR cluster `cluster_id`: DescribeStep, the YARN
@@ -242,11 +244,18 @@ pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<
         .ok()
         .flatten();
     let job = JobDefinition::from_args(&step.args).ok();
+    // what the CPU run cost, from its cluster's nodes (the baseline of the GPU runs' costs)
+    let cost_usd = rt
+        .block_on(b.describe(cluster_id))
+        .ok()
+        .zip(step.start_ms.zip(step.end_ms))
+        .and_then(|(c, (s, e))| run_cost(cfg, &c, e - s));
     Ok(StepSource {
         step,
         event_log,
         driver_log,
         job,
+        cost_usd,
     })
 }
 
@@ -279,6 +288,7 @@ pub fn record_step_source(
         duration_ms: s.start_ms.zip(s.end_ms).map(|(a, b)| b - a),
         event_log: Some(src.event_log.clone()),
         driver_log: src.driver_log.clone(),
+        cost_usd: src.cost_usd,
         failure_reason: s.failure_reason.clone(),
         details: serde_json::json!({ "args": s.args }),
         ..Default::default()
@@ -299,6 +309,7 @@ fn run_cost(cfg: &ConfigFile, c: &ClusterInfo, duration_ms: i64) -> Option<f64> 
         aether_predict::cluster::Catalog::load(e.pricing_file.as_deref().map(std::path::Path::new))
             .ok()?;
     let region = e.region.as_deref().unwrap_or("us-east-1");
+    // spot nodes at the on-demand price: an upper bound (no spot price history offline)
     let mut per_hour = 0.0;
     for g in &c.groups {
         per_hour += catalog.price(region, &g.instance_type)?.total() * g.count as f64;
@@ -644,13 +655,22 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         };
         let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
         let waited = rt.block_on(async {
+            // a terminal sees one line updated; a log file one line per state change
+            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let mut last = None;
             let wait = aether_platform::wait_step(b.as_ref(), &cid, &sid, poll, |s, t| {
-                eprint!(
-                    "\r  {} {:>5.0} s  step {}\x1b[K",
+                let line = format!(
+                    "  {} {:>5.0} s  step {}",
                     s.state.as_str(),
                     t.as_secs_f64(),
                     s.step_id
                 );
+                if tty {
+                    eprint!("\r{line}\x1b[K");
+                } else if last != Some(s.state) {
+                    eprintln!("{line}");
+                }
+                last = Some(s.state);
             });
             tokio::select! {
                 r = wait => Ok(r),
@@ -658,7 +678,9 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
             }
         });
         let signal = waited.as_ref().err().copied();
-        eprintln!();
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!();
+        }
         // a step given up on is cancelled; a failed cancel is said and recorded, never lost
         let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
             match rt.block_on(b.cancel(&cid, &sid)) {
@@ -754,8 +776,14 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
             run.event_log.as_deref().unwrap_or("-")
         );
         if let Some(c) = run.cost_usd {
+            let spot = cluster.groups.iter().any(|g| g.market == "SPOT");
             eprintln!(
-                "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price)"
+                "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price{})",
+                if spot {
+                    "; spot nodes at the on-demand price, an upper bound"
+                } else {
+                    ""
+                }
             );
         }
         if let Some(r) = &run.failure_reason {

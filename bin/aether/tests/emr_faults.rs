@@ -266,6 +266,20 @@ fn failed_endless_and_interrupted_steps() {
     );
     assert!(r[0].2.as_deref().unwrap().ends_with("/stderr.gz"), "{r:?}");
 
+    // 1b. polls failing beyond the SDK's retries (3 attempts each): the poll loop tries again
+    emu.control("steps", Some(json!({"mode": "fail"})));
+    emu.fault(json!({"operation": "DescribeStep", "status": 503, "code": "ServiceUnavailable", "count": 7}));
+    let o = run(&emu, &s, &submit_args(&s, &cluster));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("OutOfMemoryError"),
+        "the step's own end, not a poll error: {}",
+        err(&o)
+    );
+    assert_eq!(emu.state()["faults_left"], json!([]));
+    assert_eq!(runs(&s).remove(1).0, "FAILED");
+    let first_runs = 2;
+
     // 2. a step that never finishes: cancelled at the deadline
     emu.control("steps", Some(json!({"mode": "hang"})));
     let mut a = submit_args(&s, &cluster);
@@ -281,7 +295,7 @@ fn failed_endless_and_interrupted_steps() {
         "{st}"
     );
     assert_eq!(st["alive_steps"], json!([]), "{st}");
-    assert_eq!(runs(&s)[1].0, "TIMED_OUT");
+    assert_eq!(runs(&s)[first_runs].0, "TIMED_OUT");
 
     // 3. the cancel itself fails: said, recorded, the step left for terminate to end
     emu.control("steps", Some(json!({"mode": "hang"})));
@@ -294,9 +308,10 @@ fn failed_endless_and_interrupted_steps() {
         err(&o)
     );
     let r = runs(&s);
-    assert_eq!(r[2].0, "TIMED_OUT");
+    assert_eq!(r[first_runs + 1].0, "TIMED_OUT");
     assert!(
-        r[2].1
+        r[first_runs + 1]
+            .1
             .as_deref()
             .unwrap()
             .contains("cancelling the step failed"),
@@ -365,7 +380,7 @@ fn failed_endless_and_interrupted_steps() {
         "{st}"
     );
     assert_eq!(st["alive_steps"], json!([]), "{st}");
-    assert_eq!(runs(&s)[3].0, "INTERRUPTED");
+    assert_eq!(runs(&s)[first_runs + 2].0, "INTERRUPTED");
     assert_eq!(common::cluster_state(&db(&s), &running), "TERMINATED");
 }
 
@@ -566,4 +581,104 @@ fn bad_files_unknown_ids_idle_clusters_and_spot_fleets() {
         ],
     );
     assert!(o.status.success(), "{}", err(&o));
+}
+
+#[test]
+fn the_event_log_of_a_step_in_each_layout_spark_writes() {
+    let emu = common::start_emulator(1.0);
+    let s = setup(&emu);
+    // a step on a production cluster (failed fast by the emulator: its stderr names the YARN
+    // application), whose event-log folder then holds that application's log in one layout
+    emu.control("steps", Some(json!({"mode": "fail"})));
+    let ids = emu.boto(
+        "c = emr.run_job_flow(Name='prod', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/prod/',\n\
+           Instances={'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'InstanceCount': 1},\n\
+           Configurations=[{'Classification': 'spark-defaults', 'Properties': {'spark.eventLog.dir': 's3://logs/prod-spark'}}],\n\
+           JobFlowRole='r', ServiceRole='r')\n\
+         st = emr.add_job_flow_steps(JobFlowId=c['JobFlowId'], Steps=[{'Name': 'etl', 'HadoopJarStep': {'Jar': 'command-runner.jar',\n\
+           'Args': ['spark-submit', 's3://code/etl.py', 's3://data/in']}}])\n\
+         for _ in range(100):\n\
+         \x20   if emr.describe_step(ClusterId=c['JobFlowId'], StepId=st['StepIds'][0])['Step']['Status']['State'] == 'FAILED': break\n\
+         \x20   time.sleep(0.2)\n\
+         print(c['JobFlowId'], st['StepIds'][0])",
+    );
+    let (cluster, step) = ids.split_once(' ').unwrap();
+    let stderr = emu.boto(&format!(
+        "import gzip\nprint(gzip.decompress(s3.get_object(Bucket='logs', Key='prod/{cluster}/steps/{step}/stderr.gz')['Body'].read()).decode())"
+    ));
+    let app = stderr
+        .split("Submitted application ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../datasets/sample/local-1796009671201")
+        .display()
+        .to_string();
+    // (objects in the folder, the one that is the step's log)
+    let layouts: Vec<(Vec<String>, String)> = vec![
+        (
+            vec![app.clone(), format!("{app}2"), "application_1_0001".into()],
+            app.clone(),
+        ),
+        (
+            vec![format!("{app}_1"), format!("{app}_2")],
+            format!("{app}_2"),
+        ),
+        (
+            vec![format!("{app}_1"), format!("{app}_2.inprogress")],
+            format!("{app}_1"),
+        ),
+        (
+            vec![format!("{app}.inprogress")],
+            format!("{app}.inprogress"),
+        ),
+        (
+            vec![
+                format!("eventlog_v2_{app}/events_1_{app}"),
+                format!("eventlog_v2_{app}/appstatus_{app}"),
+            ],
+            format!("eventlog_v2_{app}"),
+        ),
+    ];
+    for (objects, expected) in layouts {
+        let keys = serde_json::to_string(&objects).unwrap();
+        emu.boto(&format!(
+            "for o in s3.list_objects_v2(Bucket='logs', Prefix='prod-spark/').get('Contents', []): s3.delete_object(Bucket='logs', Key=o['Key'])\n\
+             for k in json.loads('{keys}'):\n\
+             \x20   s3.upload_file('{sample}', 'logs', 'prod-spark/' + k) if 'appstatus' not in k else s3.put_object(Bucket='logs', Key='prod-spark/' + k, Body=b'')"
+        ));
+        let o = run(
+            &emu,
+            &s,
+            &[
+                "qualify",
+                "--platform_job_id",
+                step,
+                "--cluster_id",
+                cluster,
+            ],
+        );
+        assert!(o.status.success(), "{objects:?}: {}", err(&o));
+        let want = format!("event log s3://logs/prod-spark/{expected}\n");
+        assert!(
+            err(&o).contains(&want),
+            "{objects:?}: want {want}: {}",
+            err(&o)
+        );
+        assert!(err(&o).contains("warning: step") && err(&o).contains("FAILED"));
+    }
+    // the step's definition is the job's: what submit re-runs
+    let (source, def): (String, String) = db(&s)
+        .query_row(
+            "SELECT source, definition_json FROM job_definitions d JOIN runs r USING (job_id) WHERE r.step_id = ?1 LIMIT 1",
+            [step],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(source, "emr-step");
+    assert!(def.contains("s3://code/etl.py"), "{def}");
 }

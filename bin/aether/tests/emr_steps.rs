@@ -246,6 +246,19 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
         .unwrap();
     let expected =
         (price("m5d.xlarge") + nodes as f64 * price(&instance)) * duration_ms as f64 / 3.6e6;
+    // the CPU run's, from the production cluster's nodes (1 x m5d.xlarge, 2 x m5d.2xlarge)
+    let (cpu_ms, cpu_cost): (i64, f64) = db
+        .query_row(
+            "SELECT duration_ms, cost_usd FROM runs WHERE job_id = ?1 AND kind = 'cpu-original'",
+            [job_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let cpu_expected = (price("m5d.xlarge") + 2.0 * price("m5d.2xlarge")) * cpu_ms as f64 / 3.6e6;
+    assert!(
+        (cpu_cost - cpu_expected).abs() < 1e-9,
+        "CPU run cost {cpu_cost} != {cpu_expected}"
+    );
     assert!(
         (cost - expected).abs() < 1e-9,
         "cost {cost} != {expected} ({nodes} x {instance})"

@@ -609,7 +609,7 @@ impl ClusterBackend for EmrBackend {
         args.extend(job.submit_args(&conf));
         let jar = HadoopJarStepConfig::builder()
             .jar("command-runner.jar")
-            .set_args(Some(args))
+            .set_args(Some(args.clone()))
             .build();
         let cfg = StepConfig::builder()
             .name(&step.name)
@@ -648,7 +648,20 @@ impl ClusterBackend for EmrBackend {
                     Err(e) => return Err(sdk("AddJobFlowSteps", e)),
                 }
             };
-        self.step(cluster_id, &id).await
+        // the step exists now: a failed describe must not lose it (the caller records and
+        // watches it; its polls retry)
+        Ok(self
+            .step(cluster_id, &id)
+            .await
+            .unwrap_or_else(|_| StepInfo {
+                cluster_id: cluster_id.to_string(),
+                step_id: id.clone(),
+                state: StepState::Pending,
+                start_ms: Some(crate::now_ms()),
+                end_ms: None,
+                failure_reason: None,
+                args,
+            }))
     }
 
     async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo> {

@@ -227,6 +227,9 @@ impl Default for Poll {
     }
 }
 
+/// Polls in a row that may fail before [`wait_step`] gives up.
+pub const POLL_FAILURES: u32 = 5;
+
 /// Poll a step until it ends or `poll.deadline` passes (then [`PlatformError::Deadline`];
 /// the caller decides whether to cancel it). `progress` sees every answer.
 pub async fn wait_step(
@@ -238,8 +241,28 @@ pub async fn wait_step(
 ) -> Result<StepInfo> {
     let started = Instant::now();
     let mut every = poll.first;
+    let mut failures = 0;
     loop {
-        let s = backend.step(cluster_id, step_id).await?;
+        // a poll that fails (after the SDK's own retries) is tried again a few times: a burst
+        // of throttling must not end a run of hours; unknown ids end it at once
+        let s = match backend.step(cluster_id, step_id).await {
+            Ok(s) => {
+                failures = 0;
+                s
+            }
+            Err(e @ (PlatformError::UnknownCluster(_) | PlatformError::UnknownStep { .. })) => {
+                return Err(e);
+            }
+            Err(e) if failures + 1 >= POLL_FAILURES || started.elapsed() >= poll.deadline => {
+                return Err(e);
+            }
+            Err(_) => {
+                failures += 1;
+                tokio::time::sleep(every).await;
+                every = poll.max.min(every.mul_f64(poll.factor));
+                continue;
+            }
+        };
         progress(&s, started.elapsed());
         if s.state.is_final() {
             return Ok(s);

@@ -709,9 +709,19 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
             // interrupted: the step is cancelled, the run recorded as such
             Err(sig) => {
                 eprintln!("{}: cancelling step {sid}", sig.name());
-                cancel("INTERRUPTED")
+                let (st, mut i) = cancel("INTERRUPTED");
+                i.failure_reason
+                    .get_or_insert(format!("{}: cancelled", sig.name()));
+                (st, i)
             }
-            Ok(Err(aether_platform::PlatformError::Deadline { .. })) => cancel("TIMED_OUT"),
+            Ok(Err(aether_platform::PlatformError::Deadline { .. })) => {
+                let (st, mut i) = cancel("TIMED_OUT");
+                i.failure_reason.get_or_insert(format!(
+                    "did not finish within --timeout_s {} s: cancelled",
+                    a.timeout_s
+                ));
+                (st, i)
+            }
             Ok(Err(e)) => {
                 // polling failed: the step is not left running unwatched
                 let (_, i) = cancel("FAILED");

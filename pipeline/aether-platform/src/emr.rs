@@ -163,9 +163,17 @@ fn other(e: impl std::fmt::Display) -> PlatformError {
 }
 
 /// The full text of an SDK error (service code and message, not just "service error").
-fn sdk(what: &str, e: impl std::error::Error) -> PlatformError {
+fn sdk<E, R>(what: &str, e: aws_sdk_emr::error::SdkError<E, R>) -> PlatformError
+where
+    E: aws_sdk_emr::error::ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    use aws_sdk_emr::error::ProvideErrorMetadata;
+    if let (Some(code), Some(message)) = (e.code(), e.message()) {
+        return PlatformError::Other(format!("EMR {what}: {code}: {message}"));
+    }
     let mut msg = e.to_string();
-    let mut src = e.source();
+    let mut src = std::error::Error::source(&e);
     while let Some(s) = src {
         msg.push_str(": ");
         msg.push_str(&s.to_string());

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::qualify::{Row, rows_by_app};
 
-const TUNING_TABLE: &str =
+pub(crate) const TUNING_TABLE: &str =
     include_str!("../../../datasets/reference/rapids-plugin/tuning-table.csv");
 const THP: &str = "-XX:-UseTransparentHugePages";
 const PLUGIN: &str = "com.nvidia.spark.SQLPlugin";
@@ -59,7 +59,7 @@ pub struct Setting {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum ConfType {
+pub(crate) enum ConfType {
     Int,
     Double,
     Bool,
@@ -111,7 +111,7 @@ pub fn memory_fits(t: &Target) -> bool {
 }
 
 /// Bytes of a memory value (`4g`, `512MiB`, a bare number in `mib`-or-bytes).
-fn parse_bytes(v: &str, mib: bool) -> Option<i64> {
+pub(crate) fn parse_bytes(v: &str, mib: bool) -> Option<i64> {
     let t = v.trim().to_ascii_lowercase();
     let num_end = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -151,7 +151,7 @@ pub fn format_bytes(b: i64) -> String {
     format!("{b}b")
 }
 
-fn normalize(conf: ConfType, v: &str) -> String {
+pub(crate) fn normalize(conf: ConfType, v: &str) -> String {
     let t = v.trim();
     match conf {
         ConfType::Int => t.parse::<i64>().map(|n| n.to_string()).unwrap_or(t.into()),
@@ -177,7 +177,7 @@ fn normalize(conf: ConfType, v: &str) -> String {
 
 /// Maven-style `version >= min` on the leading numbers (`3.3.0-amzn-0` ≥ 3.2.0; a `-SNAPSHOT`
 /// counts as lower than its release).
-fn version_at_least(v: &str, min: &[i64]) -> bool {
+pub(crate) fn version_at_least(v: &str, min: &[i64]) -> bool {
     let nums: Vec<i64> = v
         .split(|c: char| !c.is_ascii_digit())
         .take_while(|s| !s.is_empty())
@@ -712,6 +712,7 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, TunerInputs>
              SELECT DISTINCT ns.app_id, ns.stage_id FROM node_stage ns
              WHERE ((ns.node_name LIKE 'Scan %' AND ns.node_name NOT LIKE 'Scan OneRowRelation%'
                      AND ns.node_name NOT LIKE 'Scan In-memory%')
+                    OR ns.node_name LIKE 'GpuScan %'
                     OR ns.node_name LIKE '%BatchScan%' OR ns.node_name LIKE '%JDBCRelation%')
                AND NOT EXISTS (SELECT 1 FROM cached c WHERE c.app_id = ns.app_id
                                AND c.sql_id = ns.sql_id AND c.stage_id = ns.stage_id)

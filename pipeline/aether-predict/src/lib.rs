@@ -4,6 +4,7 @@ pub mod autotuner;
 pub mod cluster;
 pub mod history;
 pub mod model;
+pub mod profile;
 pub mod qualify;
 pub mod qualx;
 pub mod report;

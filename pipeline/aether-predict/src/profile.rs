@@ -1,0 +1,832 @@
+//! `aether profile`: what a GPU run tells, and the profiling AutoTuner — the reference
+//! profiler's (spark-rapids-tools 26.08.4, `../shared/anchor/PROFILE.md`) recommended Spark
+//! properties and comments for EMR, computed from the tables and views of a GPU event log.
+//!
+//! A recommendation lists only the properties it adds, changes, removes or cannot resolve
+//! (values equal to the run's, or to Spark's default where the run left one unset, are not
+//! shown); each added property gets a comment (`'<key>' was not set.`, or the tuning table's
+//! own text), and rules add their own comments.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use aether_engine::SessionContext;
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::autotuner::{
+    ConfType, TunerInputs, format_bytes, normalize, parse_bytes, version_at_least,
+};
+use crate::qualify::{i, rows_by_app};
+
+const FILL_IN: &str = "[FILL_IN_VALUE]";
+const THP: &str = "-XX:-UseTransparentHugePages";
+const PLUGIN: &str = "com.nvidia.spark.SQLPlugin";
+/// Profiling's batch size (`BATCH_SIZE_BYTES` of the tool's tuningConfigs.yaml).
+const BATCH_SIZE_BYTES: i64 = 2147483647;
+
+/// The GPU worker the recommendations are for: EMR's default `g6.4xlarge` (16 vCPU, 64 GiB,
+/// one L4 of 24 GiB).
+#[derive(Clone, Debug, Serialize)]
+pub struct Worker {
+    pub instance: String,
+    pub cores: i64,
+    pub memory_mib: i64,
+    pub gpus: i64,
+    pub gpu_memory_mib: i64,
+    /// Share of node memory EMR keeps for itself.
+    pub reserved_fraction: f64,
+}
+
+impl Default for Worker {
+    fn default() -> Self {
+        Worker {
+            instance: "g6.4xlarge".into(),
+            cores: 16,
+            memory_mib: 65536,
+            gpus: 1,
+            gpu_memory_mib: 24576,
+            reserved_fraction: 0.3,
+        }
+    }
+}
+
+/// What the profiling rules read from one GPU run.
+#[derive(Clone, Debug, Default)]
+pub struct ProfileInputs {
+    /// The shared inputs (executors, stages, skew, SQL I/O, file-scan input).
+    pub tuner: TunerInputs,
+    /// Spark properties of the run.
+    pub props: BTreeMap<String, String>,
+    pub spark_version: String,
+    /// Versions of the RAPIDS plugin jars on the classpath (`rapids-4-spark_2.12-25.02.0…jar`).
+    pub plugin_versions: Vec<String>,
+    /// Mean over SQLs of JVM GC time / executor CPU time.
+    pub gc_ratio: Option<f64>,
+    /// Scan stages with a task that failed on a GPU OOM.
+    pub scan_stages_with_gpu_oom: i64,
+    /// The largest `data size` of a GpuColumnarExchange, bytes.
+    pub exchange_max_bytes: Option<i64>,
+    /// Stages that read or wrote shuffle data and spilled (memory or disk).
+    pub spilled_shuffle_stages: Vec<i64>,
+}
+
+impl ProfileInputs {
+    /// The reference's `pluginEnabled`: the SQL plugin is in `spark.plugins` and
+    /// `spark.rapids.sql.enabled` is not `false`.
+    pub fn plugin_enabled(&self) -> bool {
+        self.props
+            .get("spark.plugins")
+            .is_some_and(|v| v.contains(PLUGIN))
+            && !self
+                .props
+                .get("spark.rapids.sql.enabled")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+    }
+}
+
+/// How a recommended property relates to the run's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Added,
+    Changed,
+    Removed,
+    Unresolved,
+}
+
+/// One recommended property.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recommended {
+    pub key: String,
+    /// The value to set (for a removed property: the run's value, as the reference prints it).
+    pub value: String,
+    pub change: Change,
+    /// The run's value, if it set one.
+    pub source: Option<String>,
+}
+
+/// The AutoTuner's answer for one app.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Tuning {
+    /// `false`: not a GPU run with the plugin enabled; nothing is recommended.
+    pub recommended: bool,
+    /// Sorted by key.
+    pub properties: Vec<Recommended>,
+    /// Sorted as plain strings; a comment may span lines.
+    pub comments: Vec<String>,
+}
+
+struct Entry {
+    conf: ConfType,
+    default: Option<String>,
+}
+
+fn table() -> BTreeMap<String, Entry> {
+    let mut out = BTreeMap::new();
+    let mut r = csv::Reader::from_reader(crate::autotuner::TUNING_TABLE.as_bytes());
+    for rec in r.records().flatten() {
+        let conf = match &rec[2] {
+            "int" | "long" => ConfType::Int,
+            "double" => ConfType::Double,
+            "boolean" => ConfType::Bool,
+            "byte" => ConfType::Byte {
+                mib: &rec[3] == "MiB",
+            },
+            _ => ConfType::Text,
+        };
+        let default = Some(rec[4].to_string()).filter(|d| !d.is_empty());
+        out.insert(rec[0].to_string(), Entry { conf, default });
+    }
+    out
+}
+
+/// Comments the tuning table gives a property instead of `'<key>' was not set.`: `None` for
+/// no comment at all (`missingPolicy: omit`).
+fn missing_comment(key: &str) -> Option<String> {
+    match key {
+        "spark.executor.resource.gpu.amount" => Some(format!(
+            "'{key}' should be set to allow Spark to schedule GPU resources."
+        )),
+        "spark.rapids.sql.concurrentGpuTasks" => None,
+        _ => Some(format!("'{key}' was not set.")),
+    }
+}
+
+const SHUFFLE_CLASSPATH: &str = "The RAPIDS Shuffle Manager requires spark.driver.extraClassPath\n\
+and spark.executor.extraClassPath settings to include the\n\
+path to the cuDF plugin jar.\n\
+If the cuDF plugin jar is being bundled with your Spark\n\
+distribution, this step is not needed.";
+
+/// Spark versions the RAPIDS Shuffle Manager has a build for.
+const SHUFFLE_VERSIONS: &[&str] = &[
+    "3.2.0", "3.2.1", "3.2.2", "3.2.3", "3.2.4", "3.3.0", "3.3.1", "3.3.2", "3.3.3", "3.3.4",
+    "3.4.0", "3.4.1", "3.4.2", "3.4.3", "3.5.0", "3.5.1", "3.5.2", "3.5.3", "3.5.4", "3.5.5",
+    "3.5.6", "3.5.7", "4.0.0",
+];
+
+struct Tuner<'a> {
+    table: BTreeMap<String, Entry>,
+    inp: &'a ProfileInputs,
+    /// Recommended values (`None`: remove).
+    out: BTreeMap<String, Option<String>>,
+    comments: BTreeSet<String>,
+}
+
+impl Tuner<'_> {
+    fn conf(&self, key: &str) -> ConfType {
+        self.table
+            .get(key)
+            .map(|e| e.conf)
+            .unwrap_or(ConfType::Text)
+    }
+    /// The run's value.
+    fn source(&self, key: &str) -> Option<String> {
+        self.inp.props.get(key).cloned()
+    }
+    /// The value now: recommended, else the run's, else Spark's default (tuning table).
+    fn get(&self, key: &str) -> Option<String> {
+        match self.out.get(key) {
+            Some(v) => v.clone(),
+            None => self
+                .source(key)
+                .or_else(|| self.table.get(key).and_then(|e| e.default.clone())),
+        }
+    }
+    fn set(&mut self, key: &str, value: &str) {
+        let v = if value == FILL_IN {
+            value.to_string()
+        } else {
+            normalize(self.conf(key), value)
+        };
+        self.out.insert(key.to_string(), Some(v));
+    }
+    fn remove(&mut self, key: &str) {
+        self.out.insert(key.to_string(), None);
+    }
+    fn comment(&mut self, c: impl Into<String>) {
+        self.comments.insert(c.into());
+    }
+    fn int(&self, key: &str) -> Option<i64> {
+        self.get(key).and_then(|v| v.trim().parse().ok())
+    }
+    fn is_true(&self, key: &str) -> bool {
+        self.get(key)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+}
+
+/// The plugin version a jar name carries (`rapids-4-spark_2.12-25.02.0-cuda11.jar` → 25.02.0).
+pub fn plugin_version_of(jar: &str) -> Option<String> {
+    let name = jar.rsplit('/').next()?;
+    let rest = name.strip_prefix("rapids-4-spark_")?;
+    let (_, rest) = rest.split_once('-')?;
+    let v: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let v = v.trim_end_matches('.').to_string();
+    (v.split('.').count() >= 2).then_some(v)
+}
+
+/// The profiling AutoTuner's recommendation for one run.
+pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
+    if !inp.plugin_enabled() {
+        return Tuning::default();
+    }
+    let mut t = Tuner {
+        table: table(),
+        inp,
+        out: BTreeMap::new(),
+        comments: BTreeSet::new(),
+    };
+    let cores = w.cores / w.gpus.max(1);
+    let master = t.source("spark.master").unwrap_or_default();
+    let yarn_or_k8s = master.starts_with("yarn") || master.starts_with("k8s");
+    let src = crate::autotuner::source_cores_and_executors(&inp.tuner);
+
+    // the cluster: one GPU per executor, the run's executor count kept (EMR is a CSP)
+    t.set("spark.executor.cores", &cores.to_string());
+    if let Some((_, execs)) = src {
+        t.set("spark.executor.instances", &execs.to_string());
+    }
+    // memory, MiB
+    let heap = (w.memory_mib / w.gpus.max(1)).min(2048 * cores);
+    let usable = (w.memory_mib as f64 * (1.0 - w.reserved_fraction)) as i64 / w.gpus.max(1);
+    let offheap = if t.is_true("spark.memory.offHeap.enabled") {
+        t.get("spark.memory.offHeap.size")
+            .and_then(|v| parse_bytes(&v, false))
+            .unwrap_or(0)
+            >> 20
+    } else {
+        0
+    };
+    let pyspark = t
+        .get("spark.executor.pyspark.memory")
+        .and_then(|v| parse_bytes(&v, true))
+        .unwrap_or(0)
+        >> 20;
+    let left = usable - heap - offheap - pyspark;
+    let jvm_overhead = heap / 10;
+    let pinned = 8192.min((left - jvm_overhead) / 2);
+    if pinned > 0 {
+        t.set("spark.executor.memory", &format!("{heap}m"));
+        t.set("spark.rapids.memory.pinnedPool.size", &format!("{pinned}m"));
+        if yarn_or_k8s {
+            let overhead = (jvm_overhead + 2 * pinned).max(left);
+            t.set("spark.executor.memoryOverhead", &format!("{overhead}m"));
+        }
+    } else {
+        for k in [
+            "spark.executor.memory",
+            "spark.rapids.memory.pinnedPool.size",
+            "spark.executor.memoryOverhead",
+        ] {
+            t.set(k, FILL_IN);
+        }
+    }
+    if t.get("spark.executor.resource.gpu.amount")
+        .is_none_or(|v| v.trim().parse::<f64>().is_ok_and(|x| x == 0.0))
+    {
+        t.set("spark.executor.resource.gpu.amount", "1");
+    }
+    t.set("spark.task.resource.gpu.amount", "0.001");
+    // the plugin tunes its concurrency itself from 25.06
+    let new_plugin = inp
+        .plugin_versions
+        .iter()
+        .any(|v| version_at_least(v, &[25, 6, 0]));
+    if !new_plugin {
+        t.set(
+            "spark.rapids.sql.concurrentGpuTasks",
+            &4.min(w.gpu_memory_mib / 7500).to_string(),
+        );
+    }
+    t.set(
+        "spark.rapids.sql.batchSizeBytes",
+        &BATCH_SIZE_BYTES.to_string(),
+    );
+    let threads = match cores {
+        c if c < 4 => None,
+        c if c < 16 => Some(20),
+        c if c < 20 => Some(28),
+        c => Some((c as f64 * 1.5) as i64),
+    };
+    if let Some(n) = threads {
+        t.set(
+            "spark.rapids.shuffle.multiThreaded.reader.threads",
+            &n.to_string(),
+        );
+        t.set(
+            "spark.rapids.shuffle.multiThreaded.writer.threads",
+            &n.to_string(),
+        );
+    }
+    let read_threads = match cores {
+        c if c < 8 => 20.max(c),
+        c if c < 16 => 40.max(c),
+        c if c < 20 => 80.max(c),
+        c => (2 * c).clamp(20, 1000),
+    };
+    t.set(
+        "spark.rapids.sql.multiThreadedRead.numThreads",
+        &read_threads.to_string(),
+    );
+    if cores >= 16 {
+        t.set(
+            "spark.rapids.sql.format.parquet.multithreaded.combine.waitTime",
+            "1000",
+        );
+    }
+    t.set("spark.locality.wait", "0");
+    t.set("spark.rapids.sql.enabled", "true");
+    if !t.get("spark.plugins").is_some_and(|v| v.contains(PLUGIN)) {
+        let v = match t.source("spark.plugins").filter(|v| !v.trim().is_empty()) {
+            Some(v) => format!("{v},{PLUGIN}"),
+            None => PLUGIN.into(),
+        };
+        t.set("spark.plugins", &v);
+    }
+    // EMR: Transparent Huge Pages off
+    for who in ["driver", "executor"] {
+        let key = format!("spark.{who}.extraJavaOptions");
+        if !t
+            .source(&key)
+            .is_some_and(|v| v.split_whitespace().any(|x| x == THP))
+        {
+            t.set(&key, THP);
+            t.comment(format!(
+                "Set '{key}={THP}' to disable Transparent Huge Pages (THP) for EMR. This recommendation \
+                 does not preserve existing {who} JVM options; append any additional options manually. \
+                 To view the source extraJavaOptions, please refer to spark_properties.csv in the tool output."
+            ));
+        }
+    }
+    // the RAPIDS Shuffle Manager of the run's Spark version
+    match SHUFFLE_VERSIONS
+        .iter()
+        .find(|v| inp.spark_version.contains(*v))
+    {
+        Some(v) => {
+            let build = v.replace('.', "");
+            t.set(
+                "spark.shuffle.manager",
+                &format!("com.nvidia.spark.rapids.spark{build}.RapidsShuffleManager"),
+            );
+        }
+        None => t.comment(format!(
+            "Cannot recommend RAPIDS Shuffle Manager for unsupported Spark version: '{}'.\n\
+             To enable RAPIDS Shuffle Manager, use a supported Spark version (e.g., '4.0.0')\n\
+             and set: '--conf spark.shuffle.manager=com.nvidia.spark.rapids.spark400.RapidsShuffleManager'.\n\
+             See supported versions: https://docs.nvidia.com/spark-rapids/user-guide/latest/additional-functionality/rapids-shuffle.html#rapids-shuffle-manager.",
+            inp.spark_version
+        )),
+    }
+    t.comment(SHUFFLE_CLASSPATH);
+    // file partitions from the largest file-scan task input
+    let cur_mpb = t
+        .get("spark.sql.files.maxPartitionBytes")
+        .and_then(|v| parse_bytes(&v, false))
+        .unwrap_or(512 << 20);
+    if let Some(f) = inp.tuner.file_scan_task_input_max.filter(|f| *f > 0) {
+        let x = f as f64 / 1048576.0;
+        let cur = cur_mpb as f64 / 1048576.0;
+        let mut new = if x < 128.0 {
+            Some((cur * 128.0 / x).min(4096.0))
+        } else if x > 256.0 {
+            Some(cur / (x / 256.0))
+        } else {
+            None
+        };
+        if inp.scan_stages_with_gpu_oom > 0
+            && let Some(s) = t
+                .source("spark.sql.files.maxPartitionBytes")
+                .and_then(|v| parse_bytes(&v, false))
+        {
+            new = Some((s as f64 / 1048576.0).min(cur / 2.0));
+        }
+        if let Some(mib) = new {
+            t.set(
+                "spark.sql.files.maxPartitionBytes",
+                &format_bytes((mib as i64) << 20),
+            );
+        }
+    }
+    // shuffle partitions
+    let aqe = t.is_true("spark.sql.adaptive.enabled");
+    if !aqe {
+        t.comment("'spark.sql.adaptive.enabled' should be enabled for better performance.");
+    }
+    let coalescing = aqe
+        && t.get("spark.sql.adaptive.coalescePartitions.enabled")
+            .is_none_or(|v| v.trim().eq_ignore_ascii_case("true"));
+    let initial_key = "spark.sql.adaptive.coalescePartitions.initialPartitionNum";
+    let mut parts = [
+        t.source("spark.sql.shuffle.partitions"),
+        coalescing.then(|| t.source(initial_key)).flatten(),
+    ]
+    .iter()
+    .flatten()
+    .filter_map(|v| v.trim().parse::<i64>().ok())
+    .max()
+    .unwrap_or(200);
+    let spilled = &inp.spilled_shuffle_stages;
+    if !spilled.is_empty() {
+        let skewed: Vec<i64> = spilled
+            .iter()
+            .filter(|s| inp.tuner.skewed_stages.contains(s))
+            .copied()
+            .collect();
+        if skewed.is_empty() {
+            parts *= 2;
+            t.comment(
+                "Shuffle partitions should be increased since spilling occurred in shuffle stages.",
+            );
+        } else {
+            t.comment(format!(
+                "Shuffle skew exists (when task's Shuffle Read Size > 3 * Avg Stage-level size) in stages with IDs {}. Spilling occurred during shuffle because of skew. Please try to investigate the skew first.",
+                skewed
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    if let Some(b) = inp.exchange_max_bytes {
+        let need = (b + BATCH_SIZE_BYTES - 1) / BATCH_SIZE_BYTES;
+        if need > parts {
+            parts = need;
+        }
+    }
+    t.set("spark.sql.shuffle.partitions", &parts.to_string());
+    if coalescing {
+        t.set(initial_key, &parts.to_string());
+    }
+    // AQE partitions
+    let v32 = version_at_least(&inp.spark_version, &[3, 2, 0]);
+    if v32 {
+        if t.source("spark.sql.adaptive.coalescePartitions.minPartitionSize")
+            .is_none()
+        {
+            t.set(
+                "spark.sql.adaptive.coalescePartitions.minPartitionSize",
+                "4m",
+            );
+        }
+    } else if t
+        .source("spark.sql.adaptive.coalescePartitions.minPartitionNum")
+        .is_none()
+        && let Some((c, e)) = src
+    {
+        t.set(
+            "spark.sql.adaptive.coalescePartitions.minPartitionNum",
+            &(c * e).to_string(),
+        );
+    }
+    let n = inp.tuner.sql_io.len().max(1) as f64;
+    let mean_input = inp.tuner.sql_io.iter().map(|x| x.0 as f64).sum::<f64>() / n;
+    let mean_shuffle = inp.tuner.sql_io.iter().map(|x| x.1 as f64).sum::<f64>() / n;
+    if mean_input < 35000.0
+        && t.source("spark.sql.adaptive.advisoryPartitionSizeInBytes")
+            .is_none()
+    {
+        t.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "128m");
+    }
+    if mean_input > 35000.0 && mean_shuffle > 50000.0 {
+        t.set(
+            "spark.sql.adaptive.coalescePartitions.parallelismFirst",
+            "false",
+        );
+    }
+    match t
+        .source("spark.sql.adaptive.autoBroadcastJoinThreshold")
+        .and_then(|v| parse_bytes(&v, false))
+    {
+        None => t.set("spark.sql.adaptive.autoBroadcastJoinThreshold", FILL_IN),
+        Some(b) if b > 100 << 20 => t.comment(
+            "Setting 'spark.sql.adaptive.autoBroadcastJoinThreshold' > 100m could lead to performance\n\
+             regression. Should be set to a lower number.",
+        ),
+        Some(_) => {}
+    }
+    // dynamic allocation: scaled by cores when on, removed when off
+    let dyn_keys = [
+        "spark.dynamicAllocation.initialExecutors",
+        "spark.dynamicAllocation.minExecutors",
+        "spark.dynamicAllocation.maxExecutors",
+    ];
+    if t.source("spark.dynamicAllocation.enabled")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
+        let src_cores = src.map(|(c, _)| c).unwrap_or(cores);
+        let scale = |v: i64| ((v * src_cores) / cores).max(1);
+        let min = t.int(dyn_keys[1]).map(scale).unwrap_or(0);
+        let max = t.int(dyn_keys[2]).map(scale);
+        let instances = t.int("spark.executor.instances").unwrap_or(0);
+        let init = t
+            .int(dyn_keys[0])
+            .map(scale)
+            .unwrap_or(0)
+            .max(instances)
+            .max(min);
+        let init = max.map(|m| init.min(m)).unwrap_or(init);
+        for (k, v) in [
+            (dyn_keys[0], Some(init)),
+            (dyn_keys[1], Some(min)),
+            (dyn_keys[2], max),
+        ] {
+            if let Some(v) = v
+                && t.source(k).is_some()
+            {
+                t.set(k, &v.to_string());
+            }
+        }
+    } else {
+        for k in dyn_keys {
+            if t.source(k).is_some() {
+                t.remove(k);
+            }
+        }
+    }
+    // JVM GC
+    if inp.gc_ratio.is_some_and(|r| r > 0.3) {
+        t.comment(
+            "Average JVM GC time is very high. Other Garbage Collectors can be used for better performance.",
+        );
+    }
+    finish(t)
+}
+
+/// The properties that differ from the run (with their comments), sorted.
+fn finish(mut t: Tuner<'_>) -> Tuning {
+    let mut properties = Vec::new();
+    let out = std::mem::take(&mut t.out);
+    for (key, value) in out {
+        let conf = t.conf(&key);
+        let source = t.source(&key);
+        let was = source
+            .clone()
+            .or_else(|| t.table.get(&key).and_then(|e| e.default.clone()));
+        match value {
+            None => {
+                if let Some(s) = source.clone() {
+                    properties.push(Recommended {
+                        key,
+                        value: s,
+                        change: Change::Removed,
+                        source,
+                    });
+                }
+            }
+            Some(v) => {
+                if v == FILL_IN {
+                    if source.is_none() {
+                        t.comments.insert(format!("'{key}' was not set."));
+                    }
+                    properties.push(Recommended {
+                        key,
+                        value: v,
+                        change: Change::Unresolved,
+                        source,
+                    });
+                    continue;
+                }
+                if was.as_deref().map(|w| normalize(conf, w)).as_deref() == Some(v.as_str()) {
+                    continue;
+                }
+                let change = if was.is_none() {
+                    if let Some(c) = missing_comment(&key) {
+                        t.comments.insert(c);
+                    }
+                    Change::Added
+                } else {
+                    Change::Changed
+                };
+                properties.push(Recommended {
+                    key,
+                    value: v,
+                    change,
+                    source,
+                });
+            }
+        }
+    }
+    Tuning {
+        recommended: true,
+        properties,
+        comments: t.comments.into_iter().collect(),
+    }
+}
+
+/// The reference's section D of `profile.log`.
+pub fn render_section_d(t: &Tuning) -> String {
+    let mut s = String::from("### D. Recommended Configuration ###\n\n");
+    if !t.recommended {
+        s.push_str("Cannot recommend properties. See Comments.\n");
+        return s;
+    }
+    s.push_str("Spark Properties:\n");
+    for p in &t.properties {
+        s.push_str(&format!("--conf {}={}\n", p.key, p.value));
+    }
+    s.push_str("\nComments:\n");
+    for c in &t.comments {
+        s.push_str(&format!("- {}\n", c.replace('\n', "\n  ")));
+    }
+    s
+}
+
+/// One app's block of the reference's `tuning_summary.log`.
+pub fn render_summary(app_id: &str, t: &Tuning) -> String {
+    let mut s = format!("App ID: {app_id}\n\tSpark Properties:\n");
+    if t.properties.is_empty() {
+        s.push_str("\t- No recommendations\n");
+    }
+    for p in &t.properties {
+        s.push_str(&format!("\t--conf {}={}\n", p.key, p.value));
+    }
+    s.push_str("\tComments:\n");
+    if t.comments.is_empty() {
+        s.push_str("\t- No comments\n");
+    }
+    for c in &t.comments {
+        s.push_str(&format!("\t- {}\n", c.replace('\n', "\n\t")));
+    }
+    s
+}
+
+/// A spark-defaults file: each property after the comments that concern it.
+pub fn render_conf(app_id: &str, w: &Worker, t: &Tuning) -> String {
+    let mut s = format!(
+        "# Spark properties for {app_id} on {} (aether profile; the RAPIDS profiling AutoTuner's rules)\n",
+        w.instance
+    );
+    if !t.recommended {
+        s.push_str("# not a GPU run with the RAPIDS plugin enabled: nothing to recommend\n");
+        return s;
+    }
+    let mut used = BTreeSet::new();
+    for p in &t.properties {
+        let quoted = format!("'{}", p.key);
+        for (i, c) in t.comments.iter().enumerate() {
+            if c.contains(&quoted) && used.insert(i) {
+                for line in c.lines() {
+                    s.push_str(&format!("# {line}\n"));
+                }
+            }
+        }
+        let what = match p.change {
+            Change::Added => "added",
+            Change::Changed => "changed",
+            Change::Removed => "remove (the run's value is shown)",
+            Change::Unresolved => "fill in",
+        };
+        match p.change {
+            Change::Removed => s.push_str(&format!("# {what}\n# {} {}\n", p.key, p.value)),
+            _ => s.push_str(&format!(
+                "# {what}{}\n{} {}\n",
+                p.source
+                    .as_deref()
+                    .map(|v| format!(" (the run had {v})"))
+                    .unwrap_or_default(),
+                p.key,
+                p.value
+            )),
+        }
+    }
+    let rest: Vec<&String> = t
+        .comments
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !used.contains(i))
+        .map(|(_, c)| c)
+        .collect();
+    if !rest.is_empty() {
+        s.push_str("\n# Also:\n");
+        for c in rest {
+            for line in c.lines() {
+                s.push_str(&format!("# {line}\n"));
+            }
+        }
+    }
+    s
+}
+
+fn f64_of(v: Option<&Value>) -> Option<f64> {
+    v.and_then(|v| {
+        v.as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    })
+}
+
+/// The views [`inputs`] reads.
+pub const VIEWS: &[&str] = &["stage_jobs"];
+
+/// Register what [`inputs`] needs over the base tables of `ctx`.
+pub async fn prepare(ctx: &SessionContext) -> Result<()> {
+    aether_engine::views::register_views_materialized(ctx, &Default::default(), VIEWS).await?;
+    Ok(())
+}
+
+/// The rules' inputs of every app in `ctx` (after [`prepare`]), by app id.
+pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInputs>> {
+    let mut tuner = crate::autotuner::inputs(ctx).await?;
+    let mut all: HashMap<String, ProfileInputs> = HashMap::new();
+    let apps = rows_by_app(ctx, "SELECT app_id, spark_version FROM applications").await?;
+    for (app, rows) in apps {
+        let p = all.entry(app.clone()).or_default();
+        p.spark_version = rows
+            .first()
+            .and_then(|r| r.get("spark_version"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        p.tuner = tuner.remove(&app).unwrap_or_default();
+    }
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT app_id, key, value FROM properties WHERE category = 'spark'",
+    )
+    .await?
+    {
+        let p = all.entry(app).or_default();
+        for r in rows {
+            let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            p.props.insert(s("key"), s("value"));
+        }
+        p.tuner.props = p.props.clone();
+    }
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT DISTINCT app_id, key FROM properties
+         WHERE category = 'classpath' AND key LIKE '%rapids-4-spark_%'",
+    )
+    .await?
+    {
+        let p = all.entry(app).or_default();
+        let mut v: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.get("key").and_then(Value::as_str))
+            .filter_map(plugin_version_of)
+            .collect();
+        v.sort();
+        v.dedup();
+        p.plugin_versions = v;
+    }
+    // mean over SQLs of GC time / CPU time (the reference's sql_level_aggregated_task_metrics)
+    for (app, rows) in rows_by_app(
+        ctx,
+        "WITH s AS (SELECT DISTINCT app_id, sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL),
+              q AS (SELECT s.app_id, s.sql_id, SUM(t.jvm_gc_time_ms) AS gc,
+                           SUM(t.executor_cpu_time_ns / 1000000) AS cpu
+                    FROM s JOIN tasks t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
+                    GROUP BY s.app_id, s.sql_id)
+         SELECT app_id, AVG(CAST(gc AS DOUBLE) / cpu) AS r FROM q WHERE cpu > 0 GROUP BY app_id",
+    )
+    .await?
+    {
+        all.entry(app).or_default().gc_ratio = f64_of(rows.first().and_then(|r| r.get("r")));
+    }
+    // stages that read or wrote shuffle data and spilled (memory or disk)
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT app_id, stage_id FROM tasks GROUP BY app_id, stage_id
+         HAVING SUM(shuffle_remote_bytes_read + shuffle_local_bytes_read + shuffle_bytes_written) > 0
+            AND SUM(memory_bytes_spilled + disk_bytes_spilled) > 0",
+    )
+    .await?
+    {
+        all.entry(app).or_default().spilled_shuffle_stages =
+            rows.iter().filter_map(|r| i(r.get("stage_id"))).collect();
+    }
+    Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_versions_from_jar_names() {
+        assert_eq!(
+            plugin_version_of("/opt/sparkRapidsPlugin/rapids-4-spark_2.12-25.02.0-cuda11.jar")
+                .as_deref(),
+            Some("25.02.0")
+        );
+        assert_eq!(
+            plugin_version_of("file:///usr/lib/spark/jars/rapids-4-spark_2.12-23.10.0.jar")
+                .as_deref(),
+            Some("23.10.0")
+        );
+        assert_eq!(plugin_version_of("/x/cudf-21.06.jar"), None);
+    }
+
+    #[test]
+    fn a_cpu_run_gets_nothing() {
+        let t = recommend(&ProfileInputs::default(), &Worker::default());
+        assert!(!t.recommended);
+        assert!(render_section_d(&t).contains("Cannot recommend properties. See Comments."));
+    }
+}

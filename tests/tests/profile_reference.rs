@@ -1,0 +1,144 @@
+//! `aether profile`'s AutoTuner against the reference profiler (spark-rapids-tools 26.08.4,
+//! `../shared/anchor/golden/profile-dev/`): for every GPU app of the golden set, every
+//! recommended property and value and every comment must equal the reference's section D
+//! (`tuning_summary.log`); both CPU logs get no recommendations, as in the reference.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+}
+
+/// The reference's `tuning_summary.log`: app id → (`key=value` lines, comments).
+fn golden(path: &Path) -> BTreeMap<String, (Vec<String>, Vec<String>)> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e} (the shared anchor data)", path.display()));
+    let mut out: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
+    let mut app = String::new();
+    let mut in_comments = false;
+    for line in text.lines() {
+        if let Some(a) = line.strip_prefix("App ID: ") {
+            app = a.trim().to_string();
+            out.entry(app.clone()).or_default();
+            in_comments = false;
+        } else if line == "\tComments:" {
+            in_comments = true;
+        } else if let Some(p) = line.strip_prefix("\t--conf ") {
+            out.get_mut(&app).unwrap().0.push(p.to_string());
+        } else if let Some(c) = line.strip_prefix("\t- ") {
+            if c != "No recommendations" && c != "No comments" {
+                out.get_mut(&app).unwrap().1.push(c.to_string());
+            }
+        } else if let Some(cont) = line.strip_prefix('\t')
+            && in_comments
+        {
+            // a comment's continuation line
+            let last = out.get_mut(&app).unwrap().1.last_mut().unwrap();
+            last.push('\n');
+            last.push_str(cont);
+        }
+    }
+    out
+}
+
+fn inputs(list: &Path, section: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(list).unwrap();
+    let mut on = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') {
+            on = line.contains(section);
+            continue;
+        }
+        if on && !line.trim().is_empty() {
+            out.push(
+                shared()
+                    .join("datasets")
+                    .join(line.trim())
+                    .display()
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
+fn ours(logs: &[String]) -> BTreeMap<String, aether_predict::profile::Tuning> {
+    let ing = aether_ingest::ingest(logs, &Default::default());
+    assert!(ing.source_errors.is_empty(), "{:?}", ing.source_errors);
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(aether_predict::profile::prepare(&ctx)).unwrap();
+    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx)).unwrap();
+    let w = aether_predict::profile::Worker::default();
+    inputs
+        .iter()
+        .map(|(app, inp)| (app.clone(), aether_predict::profile::recommend(inp, &w)))
+        .collect()
+}
+
+#[test]
+fn recommendations_equal_the_reference_profiler() {
+    let dir = shared().join("anchor/golden/profile-dev");
+    let list = dir.join("INPUTS.txt");
+    let want = golden(&dir.join("tuning_summary.log"));
+    let gpu_logs = inputs(&list, "GPU event logs");
+    assert_eq!(gpu_logs.len(), 9, "{gpu_logs:?}");
+    let got = ours(&gpu_logs);
+    let (mut props_ok, mut props_all, mut comments_ok, mut comments_all, mut apps_ok) =
+        (0, 0, 0, 0, 0);
+    let mut report = String::new();
+    for (app, (props, comments)) in &want {
+        let t = got
+            .get(app)
+            .unwrap_or_else(|| panic!("{app}: not profiled"));
+        assert!(t.recommended, "{app}: no recommendation");
+        let mine: Vec<String> = t
+            .properties
+            .iter()
+            .map(|p| format!("{}={}", p.key, p.value))
+            .collect();
+        let p_ok = props.iter().filter(|p| mine.contains(p)).count();
+        let c_ok = comments.iter().filter(|c| t.comments.contains(c)).count();
+        props_ok += p_ok;
+        props_all += props.len().max(mine.len());
+        comments_ok += c_ok;
+        comments_all += comments.len().max(t.comments.len());
+        let same = &mine == props && &t.comments == comments;
+        apps_ok += same as usize;
+        if !same {
+            let missing: Vec<&String> = props.iter().filter(|p| !mine.contains(p)).collect();
+            let extra: Vec<&String> = mine.iter().filter(|p| !props.contains(p)).collect();
+            let cmissing: Vec<&String> = comments
+                .iter()
+                .filter(|c| !t.comments.contains(c))
+                .collect();
+            let cextra: Vec<&String> = t
+                .comments
+                .iter()
+                .filter(|c| !comments.contains(c))
+                .collect();
+            report.push_str(&format!(
+                "{app}:\n  properties missing {missing:?}\n  properties extra {extra:?}\n  comments missing {cmissing:?}\n  comments extra {cextra:?}\n"
+            ));
+        }
+    }
+    eprintln!(
+        "profile vs the reference: {apps_ok}/{} apps equal; properties {props_ok}/{props_all}; comments {comments_ok}/{comments_all}",
+        want.len()
+    );
+    assert!(report.is_empty(), "{report}");
+
+    // CPU logs: nothing to recommend, as the reference
+    let cpu = ours(&inputs(&list, "CPU event logs"));
+    let want_cpu = golden(&dir.join("cpu/tuning_summary.log"));
+    assert_eq!(cpu.len(), want_cpu.len());
+    for (app, (p, c)) in &want_cpu {
+        assert!(p.is_empty() && c.is_empty());
+        let t = &cpu[app];
+        assert!(!t.recommended, "{app}: a CPU run");
+        assert!(aether_predict::profile::render_summary(app, t).contains("- No recommendations"));
+    }
+}

@@ -129,6 +129,29 @@ fn recommendations_equal_the_reference_profiler() {
         "profile vs the reference: {apps_ok}/{} apps equal; properties {props_ok}/{props_all}; comments {comments_ok}/{comments_all}",
         want.len()
     );
+    // and written as the reference writes them, byte for byte
+    let text = std::fs::read_to_string(dir.join("tuning_summary.log")).unwrap();
+    for block in text.split("App ID: ").skip(1) {
+        let app = block.lines().next().unwrap().trim();
+        let mine = aether_predict::profile::render_summary(app, &got[app]);
+        assert_eq!(
+            mine.trim_end(),
+            format!("App ID: {block}").trim_end(),
+            "{app}: tuning_summary.log block"
+        );
+        let log = std::fs::read_to_string(
+            dir.join("rapids_4_spark_profile")
+                .join(app)
+                .join("profile.log"),
+        )
+        .unwrap();
+        let d = &log[log.find("### D. Recommended Configuration ###").unwrap()..];
+        assert_eq!(
+            aether_predict::profile::render_section_d(&got[app]).trim_end(),
+            d.trim_end(),
+            "{app}: section D of profile.log"
+        );
+    }
     assert!(report.is_empty(), "{report}");
 
     // CPU logs: nothing to recommend, as the reference

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 mod optimize;
+mod profile;
 
 #[derive(Parser)]
 #[command(
@@ -43,6 +44,9 @@ enum Command {
     Cluster(optimize::ClusterArgs),
     /// Run a job on a cluster with a stored config; records the run and its event log.
     Submit(optimize::SubmitArgs),
+    /// What GPU runs tell: the profiling AutoTuner's recommended Spark properties (the
+    /// reference profiler's rules for EMR), stored as a config `submit` can run.
+    Profile(profile::ProfileArgs),
 }
 
 #[derive(Args)]
@@ -903,6 +907,7 @@ fn main() -> ExitCode {
         Command::Config(a) => cmd_config(a),
         Command::Cluster(a) => optimize::cmd_cluster(a),
         Command::Submit(a) => optimize::cmd_submit(a),
+        Command::Profile(a) => profile::cmd_profile(a),
     };
     match res {
         Ok(code) => code,

@@ -376,6 +376,19 @@ impl History {
         })
     }
 
+    /// The run (run id, job id, config id) whose event log is `event_log`, the latest if several.
+    pub fn run_by_event_log(&self, event_log: &str) -> Result<Option<(i64, i64, Option<i64>)>> {
+        self.conn
+            .query_row(
+                "SELECT run_id, job_id, config_id FROM runs WHERE event_log = ?1
+                 ORDER BY run_id DESC LIMIT 1",
+                params![event_log],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     /// The event log of a job's CPU run (as recorded when it was qualified).
     pub fn job_event_log(&self, job_id: i64) -> Result<Option<String>> {
         self.conn

@@ -683,17 +683,21 @@ pub fn render_conf(app_id: &str, w: &Worker, t: &Tuning) -> String {
             Change::Removed => "remove (the run's value is shown)",
             Change::Unresolved => "fill in",
         };
+        let had = p
+            .source
+            .as_deref()
+            .map(|v| {
+                let short: String = v.chars().take(60).collect();
+                let more = if short.len() < v.len() { "…" } else { "" };
+                format!(" (the run had {short}{more})")
+            })
+            .unwrap_or_default();
         match p.change {
-            Change::Removed => s.push_str(&format!("# {what}\n# {} {}\n", p.key, p.value)),
-            _ => s.push_str(&format!(
-                "# {what}{}\n{} {}\n",
-                p.source
-                    .as_deref()
-                    .map(|v| format!(" (the run had {v})"))
-                    .unwrap_or_default(),
-                p.key,
-                p.value
-            )),
+            // not a value Spark can take: left commented out
+            Change::Removed | Change::Unresolved => {
+                s.push_str(&format!("# {what}{had}\n# {} {}\n", p.key, p.value))
+            }
+            _ => s.push_str(&format!("# {what}{had}\n{} {}\n", p.key, p.value)),
         }
     }
     let rest: Vec<&String> = t

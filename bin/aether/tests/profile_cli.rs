@@ -1,0 +1,166 @@
+//! `aether profile` from the command line: GPU logs get the profiling AutoTuner's
+//! recommendations (stored as a config `submit` can run, written with --output), a CPU log is
+//! told it is not a GPU run, a log that cannot be read is named and the others go on.
+
+mod common;
+
+use common::{err, out};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn datasets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/datasets/rapids-tools/spark-events-profiling")
+}
+
+fn aether(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(args)
+        .env("AETHER_HOME", home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn profile_recommends_records_and_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let oom = datasets().join("gpu_oom_eventlog.zstd");
+    let healthy = datasets().join("eventlog-gpu-dsv1.zstd");
+    let cpu =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/sample/local-1796009671201");
+    let outdir = d.path().join("out");
+    let o = aether(
+        &home,
+        &[
+            "profile",
+            "--event_log",
+            oom.to_str().unwrap(),
+            healthy.to_str().unwrap(),
+            cpu.to_str().unwrap(),
+            "--output",
+            outdir.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains("local-1796009671201 is not a GPU run"),
+        "{}",
+        err(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let app = |id: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["app_id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {v}"))
+            .clone()
+    };
+    let prop = |a: &serde_json::Value, k: &str| {
+        a["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["key"] == k)
+            .map(|p| p["value"].as_str().unwrap().to_string())
+    };
+    // the run that spilled in its shuffle stages (a GPU OOM run) gets more partitions; the
+    // healthy one keeps 200
+    let o1 = app("app-20250305192829-0000");
+    let h1 = app("local-1644936233661");
+    assert_eq!(
+        prop(&o1, "spark.sql.shuffle.partitions").as_deref(),
+        Some("400")
+    );
+    assert!(o1["comments"].as_array().unwrap().iter().any(|c| {
+        c.as_str()
+            .unwrap()
+            .contains("spilling occurred in shuffle stages")
+    }));
+    assert_eq!(prop(&h1, "spark.sql.shuffle.partitions"), None);
+    assert_eq!(
+        prop(
+            &h1,
+            "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
+        )
+        .as_deref(),
+        Some("200")
+    );
+    assert!(!h1["comments"].to_string().contains("spilling occurred"));
+    assert_eq!(app("local-1796009671201")["gpu_run"], false);
+
+    // each recommendation is a config of its job, with what submit needs
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let config = o1["config_id"].as_i64().unwrap();
+    let (source, props): (String, String) = db
+        .query_row(
+            "SELECT source, properties_json FROM configs WHERE config_id = ?1",
+            [config],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(source, "profile");
+    let props: serde_json::Value = serde_json::from_str(&props).unwrap();
+    assert_eq!(props["spark.executor.memory"], "32g");
+    assert_eq!(props["spark.rapids.memory.pinnedPool.size"], "4915m");
+    let n: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM configs WHERE source = 'profile'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 2, "one config per GPU app, none for the CPU log");
+
+    // --output: per app a spark-defaults file and section D, the summary and the JSON
+    let conf =
+        std::fs::read_to_string(outdir.join("app-20250305192829-0000/recommended.conf")).unwrap();
+    assert!(conf.contains("\nspark.executor.memory 32g\n"), "{conf}");
+    assert!(
+        conf.contains("# spark.sql.adaptive.autoBroadcastJoinThreshold [FILL_IN_VALUE]\n"),
+        "{conf}"
+    );
+    let d_text =
+        std::fs::read_to_string(outdir.join("app-20250305192829-0000/profile.log")).unwrap();
+    assert!(d_text.starts_with("### D. Recommended Configuration ###"));
+    let summary = std::fs::read_to_string(outdir.join("tuning_summary.log")).unwrap();
+    assert!(
+        summary
+            .contains("App ID: local-1796009671201\n\tSpark Properties:\n\t- No recommendations")
+    );
+    assert!(outdir.join("profile.json").is_file());
+}
+
+#[test]
+fn cpu_only_and_unreadable_logs_are_told() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let cpu =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/sample/local-1796009671201");
+    let o = aether(&home, &["profile", "--event_log", cpu.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("is not a GPU run"), "{}", err(&o));
+    assert!(out(&o).contains("Cannot recommend properties. See Comments."));
+
+    let missing = d.path().join("no-such-log");
+    let gpu = datasets().join("eventlog-gpu-dsv2.zstd");
+    let o = aether(
+        &home,
+        &[
+            "profile",
+            "--event_log",
+            missing.to_str().unwrap(),
+            gpu.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("no-such-log"), "{}", err(&o));
+    assert!(
+        out(&o).contains("App ID: local-1645025251529"),
+        "{}",
+        out(&o)
+    );
+}

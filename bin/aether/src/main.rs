@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod optimize;
 mod profile;
+mod tune;
 
 #[derive(Parser)]
 #[command(
@@ -47,6 +48,9 @@ enum Command {
     /// What GPU runs tell: the profiling AutoTuner's recommended Spark properties (the
     /// reference profiler's rules for EMR), stored as a config `submit` can run.
     Profile(profile::ProfileArgs),
+    /// The tuning loop: submit the job with its best config, profile the run, a new config,
+    /// again; keeps the fastest successful run; resumes after an interruption.
+    Tune(tune::TuneArgs),
 }
 
 #[derive(Args)]
@@ -908,6 +912,7 @@ fn main() -> ExitCode {
         Command::Cluster(a) => optimize::cmd_cluster(a),
         Command::Submit(a) => optimize::cmd_submit(a),
         Command::Profile(a) => profile::cmd_profile(a),
+        Command::Tune(a) => tune::cmd_tune(a),
     };
     match res {
         Ok(code) => code,

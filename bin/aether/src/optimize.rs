@@ -124,7 +124,7 @@ pub struct SubmitArgs {
     timeout_s: u64,
 }
 
-fn backend(
+pub(crate) fn backend(
     platform: PlatformArg,
     cfg: &ConfigFile,
     rt: &tokio::runtime::Runtime,
@@ -347,11 +347,11 @@ fn upload_bootstrap(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> Result<()
     Ok(())
 }
 
-fn load_settings(path: Option<&std::path::Path>) -> Result<ConfigFile> {
+pub(crate) fn load_settings(path: Option<&std::path::Path>) -> Result<ConfigFile> {
     ConfigFile::load(&ConfigFile::default_path(path)).map_err(|e| anyhow!("{e}"))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -515,65 +515,16 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         properties.extend(overrides);
         h.add_config(job_id, "user", &properties)?
     };
-    // sandbox: the run's outputs go under a prefix of its own, never over the CPU run's
-    let cpu_log = h
-        .job_event_log(job_id)?
-        .ok_or_else(|| anyhow!("job {job_id} is not in the history"))?;
-    let writes = match cpu_writes(&rt, &cpu_log) {
-        Ok(w) => w,
-        Err(e) if a.allow_output_overwrite => {
-            eprintln!("warning: {e:#}; running anyway (--allow_output_overwrite)");
-            Vec::new()
-        }
-        Err(e) => bail!(
-            "{e:#}: cannot tell where the job writes; refusing to run (--allow_output_overwrite to run anyway)"
-        ),
-    };
-    let run_dir = format!("job{job_id}-{}", aether_platform::now_ms());
-    let prefix = match a.platform {
-        PlatformArg::Local => ConfigFile::home()
-            .join("local/sandbox")
-            .join(&run_dir)
-            .display()
-            .to_string(),
-        PlatformArg::Emr => {
-            let base = cfg.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
-                anyhow!("platform.emr.cluster.artifacts_path is not set: test runs write their outputs under it")
-            })?;
-            format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
-        }
-    };
-    let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix);
-    if !sb.unmapped.is_empty() {
-        let list = sb.unmapped.join(", ");
-        if !a.allow_output_overwrite {
-            bail!(
-                "the CPU run wrote {list}, which no argument of the job names: this run would write \
-                 there too (production outputs); refusing (pass the output as an argument, or \
-                 --allow_output_overwrite)"
-            );
-        }
-        eprintln!("warning: this run may overwrite {list} (--allow_output_overwrite)");
-    }
-    if !sb.tables.is_empty() {
-        // a local run's metastore lives in its own folder: its tables go to the sandbox
-        if a.platform != PlatformArg::Local {
-            bail!(
-                "the CPU run wrote the tables {}: a shared metastore cannot be sandboxed on {:?}; refusing",
-                sb.tables.join(", "),
-                a.platform
-            );
-        }
-        properties.insert(
-            "spark.sql.warehouse.dir".into(),
-            format!("{prefix}/warehouse"),
-        );
-    }
-    for (from, to) in &sb.rewritten {
-        eprintln!("  output {from} -> {to}");
-    }
-    let outputs = serde_json::to_value(&sb.rewritten)?;
-    let job = sb.job;
+    let planned = plan_run(
+        &cfg,
+        &rt,
+        &mut h,
+        a.platform,
+        job_id,
+        job,
+        properties,
+        a.allow_output_overwrite,
+    )?;
     let (cluster, created) = match (&a.cluster_id, a.cluster_shape_id) {
         (Some(id), _) => (rt.block_on(b.describe(id))?, false),
         (None, Some(shape)) => {
@@ -606,227 +557,364 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
              and terminated after it)"
         ),
     };
-    let result = (|| -> Result<ExitCode> {
-        let req = StepRequest {
-            // unique per run: a retried AddJobFlowSteps finds the step by it
-            name: format!("aether job {job_id} config {config_id} {run_dir}"),
-            job,
-            conf: properties,
-        };
-        let step = rt.block_on(b.submit(&cluster.cluster_id, &req))?;
-        let mut run = Run {
+    let outcome = execute_run(
+        &mut h,
+        &RunSpec {
+            cfg: &cfg,
+            rt: &rt,
+            b: b.as_ref(),
+            platform: a.platform,
+            cluster: &cluster,
             job_id,
-            kind: "gpu-test".into(),
-            backend: Some(b.name().into()),
-            cluster_id: Some(cluster.cluster_id.clone()),
-            step_id: Some(step.step_id.clone()),
-            config_id: Some(config_id),
-            status: step.state.as_str().into(),
-            start_ms: step.start_ms,
-            details: serde_json::json!({
-                "args": step.args,
-                "cluster": cluster.state_reason,
-                "outputs": outputs,
-                "tables_sandboxed": sb.tables,
-            }),
-            ..Default::default()
-        };
-        run.run_id = match h.start_run(&run) {
-            Ok(id) => id,
-            Err(e) => {
-                // a run that cannot be recorded is not left running
-                let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
-                return Err(anyhow!(e).context(format!(
-                    "step {} cancelled: the run could not be recorded",
-                    step.step_id
-                )));
-            }
-        };
-        eprintln!(
-            "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
-            run.run_id,
-            step.step_id,
-            cluster.cluster_id,
-            b.name()
-        );
-        let poll = Poll {
-            deadline: Duration::from_secs(a.timeout_s),
-            ..Poll::default()
-        };
-        let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
-        let waited = rt.block_on(async {
-            // a terminal sees one line updated; a log file one line per state change
-            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let mut last = None;
-            let wait = aether_platform::wait_step(b.as_ref(), &cid, &sid, poll, |s, t| {
-                let line = format!(
-                    "  {} {:>5.0} s  step {}",
-                    s.state.as_str(),
-                    t.as_secs_f64(),
-                    s.step_id
-                );
-                if tty {
-                    eprint!("\r{line}\x1b[K");
-                } else if last != Some(s.state) {
-                    eprintln!("{line}");
-                }
-                last = Some(s.state);
-            });
-            tokio::select! {
-                r = wait => Ok(r),
-                s = stopped() => Err(s),
-            }
-        });
-        let signal = waited.as_ref().err().copied();
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!();
-        }
-        // a step given up on is cancelled; a failed cancel is said and recorded, never lost
-        let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
-            match rt.block_on(b.cancel(&cid, &sid)) {
-                Ok(i) if i.state.is_final() => (why.to_string(), i),
-                Ok(mut i) => {
-                    let still = i.state.as_str();
-                    i.end_ms = Some(aether_platform::now_ms());
-                    i.failure_reason = Some(format!("{why}; the cancelled step is still {still}"));
-                    eprintln!(
-                        "warning: step {sid} was cancelled but is still {still}; it may still be running"
-                    );
-                    (why.to_string(), i)
-                }
-                Err(e) => {
-                    let mut i = step.clone();
-                    i.end_ms = Some(aether_platform::now_ms());
-                    i.failure_reason = Some(format!("{why}; cancelling the step failed: {e}"));
-                    eprintln!(
-                        "warning: cancelling step {sid} failed: {e}; it may still be running"
-                    );
-                    (why.to_string(), i)
-                }
-            }
-        };
-        let (status, info) = match waited {
-            // interrupted: the step is cancelled, the run recorded as such
-            Err(sig) => {
-                eprintln!("{}: cancelling step {sid}", sig.name());
-                let (st, mut i) = cancel("INTERRUPTED");
-                i.failure_reason
-                    .get_or_insert(format!("{}: cancelled", sig.name()));
-                (st, i)
-            }
-            Ok(Err(aether_platform::PlatformError::Deadline { .. })) => {
-                let (st, mut i) = cancel("TIMED_OUT");
-                i.failure_reason.get_or_insert(format!(
-                    "did not finish within --timeout_s {} s: cancelled",
-                    a.timeout_s
-                ));
-                (st, i)
-            }
-            Ok(Err(e)) => {
-                // polling failed: the step is not left running unwatched
-                let (_, i) = cancel("FAILED");
-                run.status = "FAILED".into();
-                run.end_ms = i.end_ms;
-                run.failure_reason = Some(match i.failure_reason {
-                    Some(c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
-                    _ => format!("{e}; the step was cancelled"),
-                });
-                h.finish_run(&run)?;
-                return Err(e.into());
-            }
-            Ok(Ok(i)) => (i.state.as_str().to_string(), i),
-        };
-        run.status = status;
-        run.end_ms = info.end_ms;
-        run.failure_reason = info.failure_reason.clone();
-        // the logs: a completed run's event log is waited for, a failed run's stderr
-        let wait = log_wait(&cfg, a.platform);
-        let completed = info.state == StepState::Completed;
-        // (a step cancelled on a deadline or a signal gets one look, no wait)
-        let (ev_wait, drv_wait) = match info.state {
-            StepState::Completed => (wait, Duration::ZERO),
-            StepState::Failed => (Duration::ZERO, wait.min(Duration::from_secs(120))),
-            _ => (Duration::ZERO, Duration::ZERO),
-        };
-        let mut log_errors = Vec::new();
-        match wait_for(&rt, drv_wait, || b.driver_log(&cid, &sid)) {
-            Ok(l) => run.driver_log = l,
-            Err(e) => log_errors.push(format!("driver log: {e}")),
-        }
-        match wait_for(&rt, ev_wait, || b.event_log(&cid, &sid)) {
-            Ok(l) => run.event_log = l,
-            Err(e) => log_errors.push(format!("event log: {e}")),
-        }
-        if completed && run.event_log.is_none() && log_errors.is_empty() {
-            log_errors.push(format!(
-                "event log: none found within {} s",
-                ev_wait.as_secs()
-            ));
-        }
-        for e in &log_errors {
-            eprintln!("warning: run {}: {e}", run.run_id);
-        }
-        if !log_errors.is_empty() {
-            run.details["log_errors"] = serde_json::json!(log_errors);
-        }
-        if completed {
-            run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(&rt, l));
-        }
-        if run.duration_ms.is_none() {
-            run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
-        }
-        run.cost_usd = run.duration_ms.and_then(|d| run_cost(&cfg, &cluster, d));
-        h.finish_run(&run)?;
-        println!(
-            "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
-            run.run_id,
-            run.status,
-            sid,
-            run.duration_ms.unwrap_or(0),
-            run.event_log.as_deref().unwrap_or("-")
-        );
-        if let Some(c) = run.cost_usd {
-            let spot = cluster.groups.iter().any(|g| g.market == "SPOT");
-            eprintln!(
-                "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price{})",
-                if spot {
-                    "; spot nodes at the on-demand price, an upper bound"
-                } else {
-                    ""
-                }
-            );
-        }
-        if let Some(r) = &run.failure_reason {
-            eprintln!("  reason: {r}");
-            if let Some(l) = &run.driver_log {
-                eprintln!("  driver log: {l}");
-                let s3 = aether_ingest::S3Options {
-                    region: cfg.config.platform.emr.region.clone(),
-                    endpoint: None,
-                };
-                if let Ok(lines) = rt.block_on(aether_platform::log_tail(l, &s3, 12)) {
-                    for line in lines {
-                        eprintln!("    | {line}");
-                    }
-                }
-            }
-        }
-        Ok(match (info.state, signal) {
-            (StepState::Completed, _) => ExitCode::SUCCESS,
-            (_, Some(sig)) => sig.exit_code(),
-            _ => ExitCode::from(1),
-        })
-    })();
+            config_id,
+            timeout_s: a.timeout_s,
+        },
+        planned,
+    );
     // a cluster made for this run ends with it, whatever happened to the run
     if created && !a.keep_cluster {
         end_cluster(&rt, b.as_ref(), &mut h, &cluster.cluster_id);
     }
-    result
+    let o = outcome?;
+    Ok(match (o.state, o.signal) {
+        (StepState::Completed, _) => ExitCode::SUCCESS,
+        (_, Some(sig)) => sig.exit_code(),
+        _ => ExitCode::from(1),
+    })
+}
+
+/// A run's job and properties with its outputs moved to the sandbox.
+pub(crate) struct PlannedRun {
+    job: JobDefinition,
+    properties: BTreeMap<String, String>,
+    outputs: serde_json::Value,
+    tables: Vec<String>,
+    run_dir: String,
+}
+
+/// Where a run goes and how long it may take.
+pub(crate) struct RunSpec<'a> {
+    pub cfg: &'a ConfigFile,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub b: &'a dyn ClusterBackend,
+    pub platform: PlatformArg,
+    pub cluster: &'a ClusterInfo,
+    pub job_id: i64,
+    pub config_id: i64,
+    pub timeout_s: u64,
+}
+
+/// How a run ended.
+pub(crate) struct RunOutcome {
+    pub run: Run,
+    pub state: StepState,
+    pub signal: Option<Stop>,
+}
+
+/// Sandbox a run of `job`: its outputs go under a prefix of its own, never over the CPU run's;
+/// refused (an error) when the CPU run wrote where no argument names.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plan_run(
+    cfg: &ConfigFile,
+    rt: &tokio::runtime::Runtime,
+    h: &mut History,
+    platform: PlatformArg,
+    job_id: i64,
+    job: JobDefinition,
+    mut properties: BTreeMap<String, String>,
+    allow_output_overwrite: bool,
+) -> Result<PlannedRun> {
+    let cpu_log = h
+        .job_event_log(job_id)?
+        .ok_or_else(|| anyhow!("job {job_id} is not in the history"))?;
+    let writes = match cpu_writes(rt, &cpu_log) {
+        Ok(w) => w,
+        Err(e) if allow_output_overwrite => {
+            eprintln!("warning: {e:#}; running anyway (--allow_output_overwrite)");
+            Vec::new()
+        }
+        Err(e) => bail!(
+            "{e:#}: cannot tell where the job writes; refusing to run (--allow_output_overwrite to run anyway)"
+        ),
+    };
+    let run_dir = format!("job{job_id}-{}", aether_platform::now_ms());
+    let prefix = match platform {
+        PlatformArg::Local => ConfigFile::home()
+            .join("local/sandbox")
+            .join(&run_dir)
+            .display()
+            .to_string(),
+        PlatformArg::Emr => {
+            let base = cfg.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
+                anyhow!("platform.emr.cluster.artifacts_path is not set: test runs write their outputs under it")
+            })?;
+            format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
+        }
+    };
+    let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix);
+    if !sb.unmapped.is_empty() {
+        let list = sb.unmapped.join(", ");
+        if !allow_output_overwrite {
+            bail!(
+                "the CPU run wrote {list}, which no argument of the job names: this run would write \
+                 there too (production outputs); refusing (pass the output as an argument, or \
+                 --allow_output_overwrite)"
+            );
+        }
+        eprintln!("warning: this run may overwrite {list} (--allow_output_overwrite)");
+    }
+    if !sb.tables.is_empty() {
+        // a local run's metastore lives in its own folder: its tables go to the sandbox
+        if platform != PlatformArg::Local {
+            bail!(
+                "the CPU run wrote the tables {}: a shared metastore cannot be sandboxed on {:?}; refusing",
+                sb.tables.join(", "),
+                platform
+            );
+        }
+        properties.insert(
+            "spark.sql.warehouse.dir".into(),
+            format!("{prefix}/warehouse"),
+        );
+    }
+    for (from, to) in &sb.rewritten {
+        eprintln!("  output {from} -> {to}");
+    }
+    let outputs = serde_json::to_value(&sb.rewritten)?;
+    let job = sb.job;
+    Ok(PlannedRun {
+        job,
+        properties,
+        outputs,
+        tables: sb.tables,
+        run_dir,
+    })
+}
+
+/// Run a planned job on the spec's cluster: submit, record the run before waiting, wait
+/// (cancelled at the deadline or on a signal), fetch its logs, its duration and cost.
+pub(crate) fn execute_run(h: &mut History, s: &RunSpec<'_>, p: PlannedRun) -> Result<RunOutcome> {
+    let (cfg, rt, b, cluster) = (s.cfg, s.rt, s.b, s.cluster);
+    let (job_id, config_id) = (s.job_id, s.config_id);
+    let PlannedRun {
+        job,
+        properties,
+        outputs,
+        tables,
+        run_dir,
+    } = p;
+    let req = StepRequest {
+        // unique per run: a retried AddJobFlowSteps finds the step by it
+        name: format!("aether job {job_id} config {config_id} {run_dir}"),
+        job,
+        conf: properties,
+    };
+    let step = rt.block_on(b.submit(&cluster.cluster_id, &req))?;
+    let mut run = Run {
+        job_id,
+        kind: "gpu-test".into(),
+        backend: Some(b.name().into()),
+        cluster_id: Some(cluster.cluster_id.clone()),
+        step_id: Some(step.step_id.clone()),
+        config_id: Some(config_id),
+        status: step.state.as_str().into(),
+        start_ms: step.start_ms,
+        details: serde_json::json!({
+            "args": step.args,
+            "cluster": cluster.state_reason,
+            "outputs": outputs,
+            "tables_sandboxed": tables,
+        }),
+        ..Default::default()
+    };
+    run.run_id = match h.start_run(&run) {
+        Ok(id) => id,
+        Err(e) => {
+            // a run that cannot be recorded is not left running
+            let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
+            return Err(anyhow!(e).context(format!(
+                "step {} cancelled: the run could not be recorded",
+                step.step_id
+            )));
+        }
+    };
+    eprintln!(
+        "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
+        run.run_id,
+        step.step_id,
+        cluster.cluster_id,
+        b.name()
+    );
+    let poll = Poll {
+        deadline: Duration::from_secs(s.timeout_s),
+        ..Poll::default()
+    };
+    let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
+    let waited = rt.block_on(async {
+        // a terminal sees one line updated; a log file one line per state change
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let mut last = None;
+        let wait = aether_platform::wait_step(b, &cid, &sid, poll, |s, t| {
+            let line = format!(
+                "  {} {:>5.0} s  step {}",
+                s.state.as_str(),
+                t.as_secs_f64(),
+                s.step_id
+            );
+            if tty {
+                eprint!("\r{line}\x1b[K");
+            } else if last != Some(s.state) {
+                eprintln!("{line}");
+            }
+            last = Some(s.state);
+        });
+        tokio::select! {
+            r = wait => Ok(r),
+            s = stopped() => Err(s),
+        }
+    });
+    let signal = waited.as_ref().err().copied();
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!();
+    }
+    // a step given up on is cancelled; a failed cancel is said and recorded, never lost
+    let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
+        match rt.block_on(b.cancel(&cid, &sid)) {
+            Ok(i) if i.state.is_final() => (why.to_string(), i),
+            Ok(mut i) => {
+                let still = i.state.as_str();
+                i.end_ms = Some(aether_platform::now_ms());
+                i.failure_reason = Some(format!("{why}; the cancelled step is still {still}"));
+                eprintln!(
+                    "warning: step {sid} was cancelled but is still {still}; it may still be running"
+                );
+                (why.to_string(), i)
+            }
+            Err(e) => {
+                let mut i = step.clone();
+                i.end_ms = Some(aether_platform::now_ms());
+                i.failure_reason = Some(format!("{why}; cancelling the step failed: {e}"));
+                eprintln!("warning: cancelling step {sid} failed: {e}; it may still be running");
+                (why.to_string(), i)
+            }
+        }
+    };
+    let (status, info) = match waited {
+        // interrupted: the step is cancelled, the run recorded as such
+        Err(sig) => {
+            eprintln!("{}: cancelling step {sid}", sig.name());
+            let (st, mut i) = cancel("INTERRUPTED");
+            i.failure_reason
+                .get_or_insert(format!("{}: cancelled", sig.name()));
+            (st, i)
+        }
+        Ok(Err(aether_platform::PlatformError::Deadline { .. })) => {
+            let (st, mut i) = cancel("TIMED_OUT");
+            i.failure_reason.get_or_insert(format!(
+                "did not finish within --timeout_s {} s: cancelled",
+                s.timeout_s
+            ));
+            (st, i)
+        }
+        Ok(Err(e)) => {
+            // polling failed: the step is not left running unwatched
+            let (_, i) = cancel("FAILED");
+            run.status = "FAILED".into();
+            run.end_ms = i.end_ms;
+            run.failure_reason = Some(match i.failure_reason {
+                Some(c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
+                _ => format!("{e}; the step was cancelled"),
+            });
+            h.finish_run(&run)?;
+            return Err(e.into());
+        }
+        Ok(Ok(i)) => (i.state.as_str().to_string(), i),
+    };
+    run.status = status;
+    run.end_ms = info.end_ms;
+    run.failure_reason = info.failure_reason.clone();
+    // the logs: a completed run's event log is waited for, a failed run's stderr
+    let wait = log_wait(cfg, s.platform);
+    let completed = info.state == StepState::Completed;
+    // (a step cancelled on a deadline or a signal gets one look, no wait)
+    let (ev_wait, drv_wait) = match info.state {
+        StepState::Completed => (wait, Duration::ZERO),
+        StepState::Failed => (Duration::ZERO, wait.min(Duration::from_secs(120))),
+        _ => (Duration::ZERO, Duration::ZERO),
+    };
+    let mut log_errors = Vec::new();
+    match wait_for(rt, drv_wait, || b.driver_log(&cid, &sid)) {
+        Ok(l) => run.driver_log = l,
+        Err(e) => log_errors.push(format!("driver log: {e}")),
+    }
+    match wait_for(rt, ev_wait, || b.event_log(&cid, &sid)) {
+        Ok(l) => run.event_log = l,
+        Err(e) => log_errors.push(format!("event log: {e}")),
+    }
+    if completed && run.event_log.is_none() && log_errors.is_empty() {
+        log_errors.push(format!(
+            "event log: none found within {} s",
+            ev_wait.as_secs()
+        ));
+    }
+    for e in &log_errors {
+        eprintln!("warning: run {}: {e}", run.run_id);
+    }
+    if !log_errors.is_empty() {
+        run.details["log_errors"] = serde_json::json!(log_errors);
+    }
+    if completed {
+        run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(rt, l));
+    }
+    if run.duration_ms.is_none() {
+        run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
+    }
+    run.cost_usd = run.duration_ms.and_then(|d| run_cost(cfg, cluster, d));
+    h.finish_run(&run)?;
+    println!(
+        "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
+        run.run_id,
+        run.status,
+        sid,
+        run.duration_ms.unwrap_or(0),
+        run.event_log.as_deref().unwrap_or("-")
+    );
+    if let Some(c) = run.cost_usd {
+        let spot = cluster.groups.iter().any(|g| g.market == "SPOT");
+        eprintln!(
+            "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price{})",
+            if spot {
+                "; spot nodes at the on-demand price, an upper bound"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(r) = &run.failure_reason {
+        eprintln!("  reason: {r}");
+        if let Some(l) = &run.driver_log {
+            eprintln!("  driver log: {l}");
+            let s3 = aether_ingest::S3Options {
+                region: cfg.config.platform.emr.region.clone(),
+                endpoint: None,
+            };
+            if let Ok(lines) = rt.block_on(aether_platform::log_tail(l, &s3, 12)) {
+                for line in lines {
+                    eprintln!("    | {line}");
+                }
+            }
+        }
+    }
+    Ok(RunOutcome {
+        state: info.state,
+        run,
+        signal,
+    })
 }
 
 /// Terminate a cluster this command made and record its state; a failure is told (with what to
 /// run), never silent.
-fn end_cluster(
+pub(crate) fn end_cluster(
     rt: &tokio::runtime::Runtime,
     b: &dyn ClusterBackend,
     h: &mut History,
@@ -875,13 +963,13 @@ pub enum Stop {
 }
 
 impl Stop {
-    fn exit_code(self) -> ExitCode {
+    pub(crate) fn exit_code(self) -> ExitCode {
         ExitCode::from(match self {
             Stop::Int => 130,
             Stop::Term => 143,
         })
     }
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Stop::Int => "SIGINT",
             Stop::Term => "SIGTERM",
@@ -905,18 +993,18 @@ async fn stopped() -> Stop {
 }
 
 /// What `cluster create` and a transient `submit` cluster are made from.
-struct CreateOpts {
-    shape_id: Option<i64>,
-    local_cores: i64,
-    request_token: Option<String>,
-    config_file: Option<std::path::PathBuf>,
-    keep_cluster: bool,
+pub(crate) struct CreateOpts {
+    pub(crate) shape_id: Option<i64>,
+    pub(crate) local_cores: i64,
+    pub(crate) request_token: Option<String>,
+    pub(crate) config_file: Option<std::path::PathBuf>,
+    pub(crate) keep_cluster: bool,
 }
 
 /// Create a cluster of a qualified shape (and the `--config_file` over it), recorded in the
 /// history. A signal during the create ends the cluster the interrupted call made (unless
 /// `--keep_cluster`): `Ok(Err(signal))`.
-fn create_cluster(
+pub(crate) fn create_cluster(
     cfg: &ConfigFile,
     rt: &tokio::runtime::Runtime,
     b: &dyn ClusterBackend,

@@ -67,7 +67,10 @@ struct Profiled {
 /// The properties a profile config runs with: the profiled run's own config (when aether ran
 /// it) with the recommendations over it; removed properties are dropped, unresolved ones
 /// (`[FILL_IN_VALUE]`) kept for the user to fill in (runs never pass them to Spark).
-fn config_properties(base: BTreeMap<String, String>, t: &Tuning) -> BTreeMap<String, String> {
+pub(crate) fn config_properties(
+    base: BTreeMap<String, String>,
+    t: &Tuning,
+) -> BTreeMap<String, String> {
     let mut props = base;
     for p in &t.properties {
         match p.change {

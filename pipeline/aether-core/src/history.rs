@@ -121,6 +121,33 @@ const MIGRATIONS: &[&str] = &[
          updated_ms     INTEGER NOT NULL
      );
      CREATE INDEX runs_job ON runs(job_id, run_id);",
+    // 3: tune sessions and their iterations (every run, config and decision of `aether tune`)
+    "CREATE TABLE tune_sessions (
+         tune_id      INTEGER PRIMARY KEY,
+         job_id       INTEGER NOT NULL REFERENCES jobs(job_id),
+         backend      TEXT NOT NULL,
+         cluster_id   TEXT,
+         status       TEXT NOT NULL,
+         params_json  TEXT NOT NULL,
+         best_run_id  INTEGER REFERENCES runs(run_id),
+         stop_reason  TEXT,
+         created_ms   INTEGER NOT NULL,
+         updated_ms   INTEGER NOT NULL
+     );
+     CREATE TABLE tune_iterations (
+         tune_id         INTEGER NOT NULL REFERENCES tune_sessions(tune_id),
+         iteration       INTEGER NOT NULL,
+         run_id          INTEGER REFERENCES runs(run_id),
+         config_id       INTEGER NOT NULL REFERENCES configs(config_id),
+         status          TEXT NOT NULL,
+         duration_ms     INTEGER,
+         cost_usd        REAL,
+         changed_json    TEXT NOT NULL,
+         decision        TEXT NOT NULL,
+         next_config_id  INTEGER REFERENCES configs(config_id),
+         created_ms      INTEGER NOT NULL,
+         PRIMARY KEY (tune_id, iteration)
+     );",
 ];
 
 /// The schema version this aether writes.
@@ -181,6 +208,38 @@ pub struct Config {
     /// Where it came from: `qualify` (the AutoTuner's bootstrap configs), `profile`, `user`.
     pub source: String,
     pub properties: std::collections::BTreeMap<String, String>,
+}
+
+/// One iteration of a tune session.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TuneIteration {
+    pub tune_id: i64,
+    pub iteration: i64,
+    pub run_id: Option<i64>,
+    pub config_id: i64,
+    pub status: String,
+    pub duration_ms: Option<i64>,
+    pub cost_usd: Option<f64>,
+    /// The properties this iteration's config changed from the one before.
+    pub changed: serde_json::Value,
+    /// What the loop decided after it (and why).
+    pub decision: String,
+    /// The config the next iteration runs.
+    pub next_config_id: Option<i64>,
+}
+
+/// A tune session.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TuneSession {
+    pub tune_id: i64,
+    pub job_id: i64,
+    pub backend: String,
+    pub cluster_id: Option<String>,
+    /// RUNNING, INTERRUPTED, DONE.
+    pub status: String,
+    pub params: serde_json::Value,
+    pub best_run_id: Option<i64>,
+    pub stop_reason: Option<String>,
 }
 
 /// A cluster aether made, as the history keeps it.
@@ -593,6 +652,166 @@ impl History {
             .map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))
+    }
+
+    /// One run.
+    pub fn run(&self, run_id: i64) -> Result<Option<Run>> {
+        let job: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT job_id FROM runs WHERE run_id = ?1",
+                params![run_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(match job {
+            Some(j) => self.runs(j)?.into_iter().find(|r| r.run_id == run_id),
+            None => None,
+        })
+    }
+
+    /// The configs of a job, oldest first.
+    pub fn configs(&self, job_id: i64) -> Result<Vec<Config>> {
+        let ids: Vec<i64> = {
+            let mut st = self
+                .conn
+                .prepare("SELECT config_id FROM configs WHERE job_id = ?1 ORDER BY config_id")
+                .map_err(|e| self.err(e))?;
+            st.query_map(params![job_id], |r| r.get(0))
+                .map_err(|e| self.err(e))?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| self.err(e))?
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(c) = self.config(id)? {
+                out.push(c);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A new tune session of a job.
+    pub fn start_tune(
+        &mut self,
+        job_id: i64,
+        backend: &str,
+        cluster_id: Option<&str>,
+        params: &serde_json::Value,
+    ) -> Result<i64> {
+        self.write(|tx| {
+            let now = now_ms();
+            tx.execute(
+                "INSERT INTO tune_sessions (job_id, backend, cluster_id, status, params_json,
+                                            created_ms, updated_ms)
+                 VALUES (?1, ?2, ?3, 'RUNNING', ?4, ?5, ?5)",
+                params![job_id, backend, cluster_id, params.to_string(), now],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// The job's latest tune session that did not finish (to resume), if any.
+    pub fn unfinished_tune(&self, job_id: i64) -> Result<Option<TuneSession>> {
+        self.conn
+            .query_row(
+                "SELECT tune_id, job_id, backend, cluster_id, status, params_json, best_run_id,
+                        stop_reason
+                 FROM tune_sessions WHERE job_id = ?1 AND status <> 'DONE'
+                 ORDER BY tune_id DESC LIMIT 1",
+                params![job_id],
+                |r| {
+                    let p: String = r.get(5)?;
+                    Ok(TuneSession {
+                        tune_id: r.get(0)?,
+                        job_id: r.get(1)?,
+                        backend: r.get(2)?,
+                        cluster_id: r.get(3)?,
+                        status: r.get(4)?,
+                        params: serde_json::from_str(&p).unwrap_or_default(),
+                        best_run_id: r.get(6)?,
+                        stop_reason: r.get(7)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record an iteration of a tune session.
+    pub fn add_iteration(&mut self, it: &TuneIteration) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO tune_iterations (tune_id, iteration, run_id, config_id, status,
+                     duration_ms, cost_usd, changed_json, decision, next_config_id, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    it.tune_id,
+                    it.iteration,
+                    it.run_id,
+                    it.config_id,
+                    it.status,
+                    it.duration_ms,
+                    it.cost_usd,
+                    it.changed.to_string(),
+                    it.decision,
+                    it.next_config_id,
+                    now_ms()
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The iterations of a tune session, in order.
+    pub fn iterations(&self, tune_id: i64) -> Result<Vec<TuneIteration>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT tune_id, iteration, run_id, config_id, status, duration_ms, cost_usd,
+                        changed_json, decision, next_config_id
+                 FROM tune_iterations WHERE tune_id = ?1 ORDER BY iteration",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![tune_id], |r| {
+                let c: String = r.get(7)?;
+                Ok(TuneIteration {
+                    tune_id: r.get(0)?,
+                    iteration: r.get(1)?,
+                    run_id: r.get(2)?,
+                    config_id: r.get(3)?,
+                    status: r.get(4)?,
+                    duration_ms: r.get(5)?,
+                    cost_usd: r.get(6)?,
+                    changed: serde_json::from_str(&c).unwrap_or_default(),
+                    decision: r.get(8)?,
+                    next_config_id: r.get(9)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Mark a tune session's state (RUNNING, INTERRUPTED, DONE) with its best run and why it
+    /// stopped.
+    pub fn set_tune_status(
+        &mut self,
+        tune_id: i64,
+        status: &str,
+        best_run_id: Option<i64>,
+        stop_reason: Option<&str>,
+    ) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE tune_sessions SET status = ?2, best_run_id = ?3, stop_reason = ?4,
+                        updated_ms = ?5 WHERE tune_id = ?1",
+                params![tune_id, status, best_run_id, stop_reason, now_ms()],
+            )?;
+            Ok(())
+        })
     }
 
     /// Every job with its latest qualification, newest job first.

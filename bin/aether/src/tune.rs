@@ -1,0 +1,940 @@
+//! `aether tune`: the loop that runs a job, profiles the run, makes a new config and runs again,
+//! keeping the fastest successful run (ties: the cheaper). Every run, config and decision is in
+//! the job history (`tune_sessions`, `tune_iterations`); re-running the same command after an
+//! interruption continues the session.
+
+use crate::optimize::{
+    CreateOpts, PlatformArg, RunSpec, Stop, backend, create_cluster, end_cluster, execute_run,
+    load_settings, plan_run, runtime,
+};
+use aether_core::History;
+use aether_core::history::{Run, TuneIteration};
+use aether_platform::{ClusterBackend, ClusterInfo, JobDefinition, StepState};
+use anyhow::{Result, anyhow, bail};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct TuneArgs {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// The platform of the cluster.
+    #[arg(long, value_enum, default_value_t = PlatformArg::Local)]
+    platform: PlatformArg,
+    /// The job to tune ("Aether Job ID" of qualify).
+    #[arg(long = "aether_job_id", alias = "aether-job-id")]
+    aether_job_id: i64,
+    /// The cluster to run on.
+    #[arg(
+        long = "cluster_id",
+        alias = "cluster-id",
+        required_unless_present = "cluster_shape_id"
+    )]
+    cluster_id: Option<String>,
+    /// Instead of --cluster_id: a cluster of this shape made for the session, terminated after
+    /// it (also when interrupted) unless --keep_cluster.
+    #[arg(
+        long = "cluster_shape_id",
+        alias = "cluster-shape-id",
+        conflicts_with = "cluster_id"
+    )]
+    cluster_shape_id: Option<i64>,
+    /// Keep the cluster made for the session (--cluster_shape_id).
+    #[arg(long = "keep_cluster", alias = "keep-cluster")]
+    keep_cluster: bool,
+    /// Run at least this many iterations before stopping for lack of improvement.
+    #[arg(
+        long = "min_tuning_iterations",
+        alias = "min-tuning-iterations",
+        default_value_t = 3
+    )]
+    min_tuning_iterations: i64,
+    /// Never more than this many (default: min + 3).
+    #[arg(long = "max_tuning_iterations", alias = "max-tuning-iterations")]
+    max_tuning_iterations: Option<i64>,
+    /// A run improves the best when it is at least this many percent faster.
+    #[arg(
+        long = "improvement_pct",
+        alias = "improvement-pct",
+        default_value_t = 5.0
+    )]
+    improvement_pct: f64,
+    /// Stop when the session's runs have taken this many seconds in all.
+    #[arg(long = "time_budget_s", alias = "time-budget-s")]
+    time_budget_s: Option<u64>,
+    /// Stop when the session's runs have cost this many USD in all.
+    #[arg(long = "cost_budget_usd", alias = "cost-budget-usd")]
+    cost_budget_usd: Option<f64>,
+    /// Give up on one run after this many seconds (it is cancelled and recorded TIMED_OUT).
+    #[arg(long = "timeout_s", alias = "timeout-s", default_value_t = 6 * 3600)]
+    timeout_s: u64,
+    /// The job as a spark-submit command line, when the history has no definition of it;
+    /// recorded as the job's definition.
+    #[arg(long)]
+    job: Option<String>,
+    /// Run even when the CPU run wrote outputs that no argument of the job names.
+    #[arg(long = "allow_output_overwrite", alias = "allow-output-overwrite")]
+    allow_output_overwrite: bool,
+}
+
+/// When the loop stops.
+#[derive(Clone, Debug)]
+pub(crate) struct TuneParams {
+    pub min: i64,
+    pub max: i64,
+    pub improvement_pct: f64,
+    pub time_budget_ms: Option<i64>,
+    pub cost_budget_usd: Option<f64>,
+}
+
+/// Where the loop's runs go.
+pub(crate) struct TuneEnv<'a> {
+    pub cfg: &'a aether_core::ConfigFile,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub b: &'a dyn ClusterBackend,
+    pub platform: PlatformArg,
+    pub cluster: &'a ClusterInfo,
+    pub timeout_s: u64,
+    pub allow_output_overwrite: bool,
+}
+
+/// How a session ended.
+#[derive(Debug, PartialEq)]
+pub(crate) enum TuneEnd {
+    Done {
+        best_run: Option<i64>,
+        reason: String,
+    },
+    Interrupted(Stop),
+}
+
+type Props = BTreeMap<String, String>;
+
+/// The properties `b` sets differently from `a` (`null`: removed).
+fn changed(a: &Props, b: &Props) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in b {
+        if a.get(k) != Some(v) {
+            m.insert(k.clone(), v.clone().into());
+        }
+    }
+    for k in a.keys() {
+        if !b.contains_key(k) {
+            m.insert(k.clone(), serde_json::Value::Null);
+        }
+    }
+    serde_json::Value::Object(m)
+}
+
+fn int_of(p: &Props, k: &str) -> Option<i64> {
+    p.get(k).and_then(|v| v.trim().parse().ok())
+}
+
+/// Set the shuffle partitions (and AQE's initial number with them).
+fn set_partitions(p: &mut Props, n: i64) {
+    p.insert("spark.sql.shuffle.partitions".into(), n.to_string());
+    p.insert(
+        "spark.sql.adaptive.coalescePartitions.initialPartitionNum".into(),
+        n.to_string(),
+    );
+}
+
+fn partitions(p: &Props) -> i64 {
+    int_of(p, "spark.sql.shuffle.partitions")
+        .or_else(|| {
+            int_of(
+                p,
+                "spark.sql.adaptive.coalescePartitions.initialPartitionNum",
+            )
+        })
+        .unwrap_or(200)
+}
+
+/// Configs near `p` to try when the profile proposes nothing new: shuffle partitions ×2 and
+/// ÷2, concurrent GPU tasks ±1, file partitions ×2 and ÷2.
+fn neighbours(p: &Props) -> Vec<(String, Props)> {
+    let mut out = Vec::new();
+    let n = partitions(p);
+    for (what, m) in [("doubled", n * 2), ("halved", (n / 2).max(1))] {
+        let mut q = p.clone();
+        set_partitions(&mut q, m);
+        out.push((format!("shuffle partitions {what} ({n} -> {m})"), q));
+    }
+    let c = int_of(p, "spark.rapids.sql.concurrentGpuTasks").unwrap_or(2);
+    for m in [c + 1, c - 1] {
+        if (1..=8).contains(&m) {
+            let mut q = p.clone();
+            q.insert("spark.rapids.sql.concurrentGpuTasks".into(), m.to_string());
+            out.push((format!("concurrent GPU tasks {c} -> {m}"), q));
+        }
+    }
+    let key = "spark.sql.files.maxPartitionBytes";
+    let cur = p.get(key).and_then(|v| parse_mib(v)).unwrap_or(512);
+    for m in [(cur * 2).min(4096), (cur / 2).max(16)] {
+        if m != cur {
+            let mut q = p.clone();
+            q.insert(key.into(), format!("{m}m"));
+            out.push((format!("file partitions {cur}m -> {m}m"), q));
+        }
+    }
+    out
+}
+
+fn parse_mib(v: &str) -> Option<i64> {
+    let t = v.trim().to_ascii_lowercase();
+    let n: String = t.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n: i64 = n.parse().ok()?;
+    Some(match &t[t.len().min(n.to_string().len())..] {
+        "g" | "gb" => n * 1024,
+        "m" | "mb" => n,
+        "k" | "kb" => n / 1024,
+        "b" | "" => n >> 20,
+        _ => return None,
+    })
+}
+
+/// What a failed run calls for: fewer concurrent GPU tasks, more partitions, more overhead.
+fn remedies(p: &Props) -> Props {
+    let mut q = p.clone();
+    let c = int_of(p, "spark.rapids.sql.concurrentGpuTasks").unwrap_or(2);
+    q.insert(
+        "spark.rapids.sql.concurrentGpuTasks".into(),
+        (c - 1).max(1).to_string(),
+    );
+    set_partitions(&mut q, partitions(p) * 2);
+    if let Some(o) = p
+        .get("spark.executor.memoryOverhead")
+        .and_then(|v| parse_mib(v))
+    {
+        q.insert(
+            "spark.executor.memoryOverhead".into(),
+            format!("{}m", o + o / 2),
+        );
+    }
+    q
+}
+
+/// The profiling AutoTuner's proposal after a run: its event log's metrics, the run's config
+/// where the log lacks a property (a local or emulated run leaves the GPU settings out).
+fn profile_proposal(rt: &tokio::runtime::Runtime, event_log: &str, base: &Props) -> Result<Props> {
+    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+    if let Some(e) = ing.source_errors.first() {
+        bail!("{}: {}", e.path, e.error);
+    }
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing)?;
+    rt.block_on(aether_predict::profile::prepare(&ctx))?;
+    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx))?;
+    let mut inp = inputs
+        .into_values()
+        .next()
+        .ok_or_else(|| anyhow!("{event_log}: no application"))?;
+    for (k, v) in base {
+        inp.props.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    inp.tuner.props = inp.props.clone();
+    let t = aether_predict::profile::recommend(&inp, &aether_predict::profile::Worker::default());
+    Ok(crate::profile::config_properties(base.clone(), &t))
+}
+
+/// The job's best config to start from: the config of its fastest successful GPU test run,
+/// else its newest config.
+fn starting_config(h: &History, job_id: i64) -> Result<i64> {
+    let best = h
+        .runs(job_id)?
+        .into_iter()
+        .filter(|r| r.kind == "gpu-test" && r.status == "COMPLETED" && r.duration_ms.is_some())
+        .min_by(|a, b| {
+            a.duration_ms.cmp(&b.duration_ms).then(
+                a.cost_usd
+                    .partial_cmp(&b.cost_usd)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
+        });
+    if let Some(c) = best.and_then(|r| r.config_id) {
+        return Ok(c);
+    }
+    h.configs(job_id)?
+        .last()
+        .map(|c| c.config_id)
+        .ok_or_else(|| anyhow!("job {job_id} has no config: qualify or profile it first"))
+}
+
+/// Faster, or as fast and cheaper.
+fn better(a: &TuneIteration, b: &TuneIteration) -> bool {
+    match (a.duration_ms, b.duration_ms) {
+        (Some(x), Some(y)) => {
+            x < y || (x == y && a.cost_usd.unwrap_or(f64::MAX) < b.cost_usd.unwrap_or(f64::MAX))
+        }
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// The loop. Resumes the job's unfinished session if there is one.
+pub(crate) fn tune_loop(
+    h: &mut History,
+    env: &TuneEnv<'_>,
+    job_id: i64,
+    p: &TuneParams,
+) -> Result<TuneEnd> {
+    let job: JobDefinition = match h.definition(job_id)? {
+        Some((_, d)) => serde_json::from_value(d)?,
+        None => bail!(
+            "job {job_id} has no definition to run: its event log holds no spark-submit command line; give it as --job \"spark-submit … job.py args\""
+        ),
+    };
+    let (tune_id, mut its) = match h.unfinished_tune(job_id)? {
+        Some(s) => {
+            let its = h.iterations(s.tune_id)?;
+            eprintln!(
+                "resuming tune session {} of job {job_id} after {} iterations ({})",
+                s.tune_id,
+                its.len(),
+                s.status
+            );
+            (s.tune_id, its)
+        }
+        None => {
+            let params = serde_json::json!({
+                "min": p.min, "max": p.max, "improvement_pct": p.improvement_pct,
+                "time_budget_ms": p.time_budget_ms, "cost_budget_usd": p.cost_budget_usd,
+            });
+            let id = h.start_tune(job_id, env.b.name(), Some(&env.cluster.cluster_id), &params)?;
+            eprintln!(
+                "tune session {id} of job {job_id} on {}",
+                env.cluster.cluster_id
+            );
+            (id, Vec::new())
+        }
+    };
+    h.set_tune_status(tune_id, "RUNNING", None, None)?;
+    let mut tried: Vec<Props> = Vec::new();
+    for it in &its {
+        if let Some(c) = h.config(it.config_id)? {
+            tried.push(c.properties);
+        }
+    }
+    let mut next = match its.last() {
+        Some(last) => last.next_config_id.unwrap_or(last.config_id),
+        None => starting_config(h, job_id)?,
+    };
+    let best_of = |its: &[TuneIteration]| -> Option<TuneIteration> {
+        its.iter()
+            .filter(|i| i.status == "COMPLETED")
+            .fold(None, |b: Option<&TuneIteration>, i| match b {
+                Some(b) if !better(i, b) => Some(b),
+                _ => Some(i),
+            })
+            .cloned()
+    };
+    let done = |h: &mut History, its: &[TuneIteration], reason: String| -> Result<TuneEnd> {
+        let best = best_of(its).and_then(|b| b.run_id);
+        h.set_tune_status(tune_id, "DONE", best, Some(&reason))?;
+        Ok(TuneEnd::Done {
+            best_run: best,
+            reason,
+        })
+    };
+    loop {
+        let i = its.len() as i64 + 1;
+        if i > p.max {
+            return done(
+                h,
+                &its,
+                format!("--max_tuning_iterations {} reached", p.max),
+            );
+        }
+        let spent_ms: i64 = its.iter().filter_map(|i| i.duration_ms).sum();
+        if let Some(b) = p.time_budget_ms
+            && spent_ms >= b
+        {
+            return done(
+                h,
+                &its,
+                format!("time budget spent ({spent_ms} ms of runs)"),
+            );
+        }
+        let spent_usd: f64 = its.iter().filter_map(|i| i.cost_usd).sum();
+        if let Some(b) = p.cost_budget_usd
+            && spent_usd >= b
+        {
+            return done(
+                h,
+                &its,
+                format!("cost budget spent (${spent_usd:.4} of runs)"),
+            );
+        }
+        let config = h
+            .config(next)?
+            .ok_or_else(|| anyhow!("config {next} is not in the history"))?;
+        let prev_props = its
+            .last()
+            .and_then(|l| h.config(l.config_id).ok().flatten())
+            .map(|c| c.properties)
+            .unwrap_or_default();
+        let planned = plan_run(
+            env.cfg,
+            env.rt,
+            h,
+            env.platform,
+            job_id,
+            job.clone(),
+            config.properties.clone(),
+            env.allow_output_overwrite,
+        )?;
+        let spec = RunSpec {
+            cfg: env.cfg,
+            rt: env.rt,
+            b: env.b,
+            platform: env.platform,
+            cluster: env.cluster,
+            job_id,
+            config_id: next,
+            timeout_s: env.timeout_s,
+        };
+        let o = execute_run(h, &spec, planned)?;
+        let run: &Run = &o.run;
+        let mut it = TuneIteration {
+            tune_id,
+            iteration: i,
+            run_id: Some(run.run_id),
+            config_id: next,
+            status: run.status.clone(),
+            duration_ms: run.duration_ms,
+            cost_usd: run.cost_usd,
+            changed: changed(&prev_props, &config.properties),
+            ..Default::default()
+        };
+        tried.push(config.properties.clone());
+        if let Some(sig) = o.signal {
+            it.decision = format!(
+                "{}: stopped; run the same command to resume (this config runs again)",
+                sig.name()
+            );
+            it.next_config_id = Some(next);
+            h.add_iteration(&it)?;
+            print_iteration(&it);
+            h.set_tune_status(
+                tune_id,
+                "INTERRUPTED",
+                best_of(&its).and_then(|b| b.run_id),
+                None,
+            )?;
+            return Ok(TuneEnd::Interrupted(sig));
+        }
+        let best_before = best_of(&its);
+        let ok = o.state == StepState::Completed;
+        let improved = ok
+            && match best_before.as_ref().and_then(|b| b.duration_ms) {
+                None => true,
+                Some(b) => {
+                    (run.duration_ms.unwrap_or(i64::MAX) as f64)
+                        < b as f64 * (1.0 - p.improvement_pct / 100.0)
+                }
+            };
+        let failed_twice = !ok
+            && its
+                .last()
+                .is_some_and(|l| l.status != "COMPLETED" && l.config_id == next);
+        // the next config
+        let base_props = if ok {
+            config.properties.clone()
+        } else {
+            remedies(&config.properties)
+        };
+        let proposal = match run.event_log.as_deref() {
+            Some(l) if ok => profile_proposal(env.rt, l, &base_props).unwrap_or_else(|e| {
+                eprintln!("warning: profiling run {}: {e:#}", run.run_id);
+                base_props.clone()
+            }),
+            _ => base_props.clone(),
+        };
+        let best_props = {
+            let mut with_this = its.clone();
+            with_this.push(it.clone());
+            best_of(&with_this)
+                .and_then(|b| h.config(b.config_id).ok().flatten())
+                .map(|c| c.properties)
+                .unwrap_or_else(|| config.properties.clone())
+        };
+        let (why, props) = if !tried.contains(&proposal) {
+            (
+                if ok {
+                    "the profile of this run".to_string()
+                } else {
+                    format!(
+                        "the run {}: fewer concurrent GPU tasks, more partitions, more overhead",
+                        run.status
+                    )
+                },
+                Some(proposal),
+            )
+        } else {
+            match neighbours(&best_props)
+                .into_iter()
+                .find(|(_, q)| !tried.contains(q))
+            {
+                Some((what, q)) => (format!("near the best: {what}"), Some(q)),
+                None => ("every nearby config was tried".to_string(), None),
+            }
+        };
+        let stop = if failed_twice {
+            Some(format!("config {next} failed twice in a row"))
+        } else if props.is_none() {
+            Some(format!("config repeats: {why}"))
+        } else if i >= p.min && ok && !improved {
+            // (a failed run never ends the loop by itself: its remedies run next)
+            Some(format!(
+                "iteration {i} did not improve the best run by {}%",
+                p.improvement_pct
+            ))
+        } else {
+            None
+        };
+        match (&stop, props) {
+            (None, Some(q)) => {
+                let id = h.add_config(job_id, "tune", &q)?;
+                it.next_config_id = Some(id);
+                it.decision = format!(
+                    "{}; next: config {id} from {why}",
+                    if improved {
+                        "new best"
+                    } else if ok {
+                        "not better"
+                    } else {
+                        "failed"
+                    }
+                );
+                next = id;
+            }
+            (Some(s), _) => it.decision = format!("stop: {s}"),
+            (None, None) => unreachable!("no next config is a stop"),
+        }
+        h.add_iteration(&it)?;
+        print_iteration(&it);
+        its.push(it);
+        if let Some(s) = stop {
+            return done(h, &its, s);
+        }
+    }
+}
+
+fn print_iteration(it: &TuneIteration) {
+    let changed = it
+        .changed
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("(removed)")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    println!(
+        "iteration {}\trun {}\tconfig {}\t{} ms\t${:.4}\t{}\tchanged: {}\t{}",
+        it.iteration,
+        it.run_id.map(|r| r.to_string()).unwrap_or("-".into()),
+        it.config_id,
+        it.duration_ms.map(|d| d.to_string()).unwrap_or("-".into()),
+        it.cost_usd.unwrap_or(0.0),
+        it.status,
+        if changed.is_empty() {
+            "-".into()
+        } else {
+            changed
+        },
+        it.decision
+    );
+}
+
+pub fn cmd_tune(a: TuneArgs) -> Result<ExitCode> {
+    let cfg = load_settings(a.config.as_deref())?;
+    let rt = runtime()?;
+    let b = backend(a.platform, &cfg, &rt)?;
+    let mut h = History::open(&cfg.history_db())?;
+    let job_id = a.aether_job_id;
+    if h.job_event_log(job_id)?.is_none() {
+        bail!("unknown job id {job_id} (see `aether report list`)");
+    }
+    if let Some(line) = &a.job {
+        let d = JobDefinition::parse(line).map_err(|e| anyhow!("--job {line:?}: {e}"))?;
+        h.set_definition(job_id, "user", &serde_json::to_value(&d)?)?;
+    }
+    if a.min_tuning_iterations < 1 {
+        bail!("--min_tuning_iterations must be at least 1");
+    }
+    let max = a
+        .max_tuning_iterations
+        .unwrap_or(a.min_tuning_iterations + 3);
+    if max < a.min_tuning_iterations {
+        bail!(
+            "--max_tuning_iterations {max} is below --min_tuning_iterations {}",
+            a.min_tuning_iterations
+        );
+    }
+    let (cluster, created) = match (&a.cluster_id, a.cluster_shape_id) {
+        (Some(id), _) => {
+            let c = rt.block_on(b.describe(id))?;
+            if c.state.is_ended() {
+                bail!("cluster {id} is {}: it takes no steps", c.state.as_str());
+            }
+            (c, false)
+        }
+        (None, Some(shape)) => {
+            let o = CreateOpts {
+                shape_id: Some(shape),
+                local_cores: 0,
+                request_token: None,
+                config_file: None,
+                keep_cluster: a.keep_cluster,
+            };
+            match create_cluster(&cfg, &rt, b.as_ref(), a.platform, &mut h, &o)? {
+                Ok(c) => (c, true),
+                Err(sig) => return Ok(sig.exit_code()),
+            }
+        }
+        (None, None) => bail!("give --cluster_id or --cluster_shape_id"),
+    };
+    let env = TuneEnv {
+        cfg: &cfg,
+        rt: &rt,
+        b: b.as_ref(),
+        platform: a.platform,
+        cluster: &cluster,
+        timeout_s: a.timeout_s,
+        allow_output_overwrite: a.allow_output_overwrite,
+    };
+    let params = TuneParams {
+        min: a.min_tuning_iterations,
+        max,
+        improvement_pct: a.improvement_pct,
+        time_budget_ms: a.time_budget_s.map(|s| s as i64 * 1000),
+        cost_budget_usd: a.cost_budget_usd,
+    };
+    let end = tune_loop(&mut h, &env, job_id, &params);
+    if created && !a.keep_cluster {
+        end_cluster(&rt, b.as_ref(), &mut h, &cluster.cluster_id);
+    }
+    match end? {
+        TuneEnd::Interrupted(sig) => Ok(sig.exit_code()),
+        TuneEnd::Done { best_run, reason } => {
+            summary(&h, job_id, best_run, &reason)?;
+            Ok(if best_run.is_some() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+/// The session's end: the best run, its speedup over the CPU run, cost per run before/after.
+fn summary(h: &History, job_id: i64, best_run: Option<i64>, reason: &str) -> Result<()> {
+    println!("stopped: {reason}");
+    let Some(best) = best_run.and_then(|r| h.run(r).ok().flatten()) else {
+        println!("no successful run: nothing to keep");
+        return Ok(());
+    };
+    let job = h.list()?.into_iter().find(|j| j.job_id == job_id);
+    let cpu_run = h
+        .runs(job_id)?
+        .into_iter()
+        .find(|r| r.kind == "cpu-original");
+    let cpu_ms = cpu_run
+        .as_ref()
+        .and_then(|r| r.duration_ms)
+        .or(job.as_ref().and_then(|j| j.app_duration_ms));
+    let cpu_cost = cpu_run
+        .as_ref()
+        .and_then(|r| r.cost_usd)
+        .or(job.as_ref().and_then(|j| j.cpu_cost_usd));
+    let d = best.duration_ms.unwrap_or(0);
+    println!(
+        "best: run {} with config {} in {d} ms{}{}",
+        best.run_id,
+        best.config_id.unwrap_or(0),
+        cpu_ms
+            .filter(|_| d > 0)
+            .map(|c| format!(", {:.2}x the CPU run's {c} ms", c as f64 / d as f64))
+            .unwrap_or_default(),
+        match (cpu_cost, best.cost_usd) {
+            (Some(c), Some(g)) => format!("; cost per run ${c:.4} (CPU) -> ${g:.4}"),
+            (None, Some(g)) => format!("; cost per run ${g:.4}"),
+            _ => String::new(),
+        }
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The loop's decisions, deterministic and fast: a scripted backend runs nothing; each
+    //! "run" is a copy of a real GPU event log whose duration the config decides (fastest at
+    //! 800 shuffle partitions), and one config fails as a GPU OOM would.
+    use super::*;
+    use aether_platform::{
+        ClusterSpec, ClusterState, PlatformError, StepInfo, StepRequest, now_ms,
+    };
+    use async_trait::async_trait;
+    use std::sync::Mutex;
+
+    const TEMPLATE: &str =
+        "../../../shared/datasets/rapids-tools/spark-events-profiling/eventlog_minimal_events";
+
+    fn template() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TEMPLATE)
+    }
+
+    struct Scripted {
+        dir: std::path::PathBuf,
+        steps: Mutex<BTreeMap<String, (StepInfo, Option<String>)>>,
+        submitted: Mutex<Vec<Props>>,
+    }
+
+    /// The scripted job: fastest at 800 partitions; at 400 it fails (as a GPU OOM would).
+    fn duration(p: &Props) -> Option<i64> {
+        let n = partitions(p);
+        (n != 400).then(|| 10_000 + (n - 800).abs() * 5)
+    }
+
+    fn cluster() -> ClusterInfo {
+        ClusterInfo {
+            cluster_id: "sc-1".into(),
+            backend: "scripted".into(),
+            state: ClusterState::Waiting,
+            spec: ClusterSpec::default(),
+            created_ms: 0,
+            ended_ms: None,
+            state_reason: None,
+            groups: Vec::new(),
+        }
+    }
+
+    #[async_trait]
+    impl ClusterBackend for Scripted {
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        async fn create(&self, _: &ClusterSpec, _: &str) -> aether_platform::Result<ClusterInfo> {
+            Ok(cluster())
+        }
+        async fn find_by_token(&self, _: &str) -> aether_platform::Result<Option<ClusterInfo>> {
+            Ok(None)
+        }
+        async fn describe(&self, _: &str) -> aether_platform::Result<ClusterInfo> {
+            Ok(cluster())
+        }
+        async fn list(&self) -> aether_platform::Result<Vec<ClusterInfo>> {
+            Ok(vec![cluster()])
+        }
+        async fn terminate(&self, _: &str) -> aether_platform::Result<ClusterInfo> {
+            Ok(cluster())
+        }
+        async fn submit(&self, c: &str, r: &StepRequest) -> aether_platform::Result<StepInfo> {
+            let mut steps = self.steps.lock().unwrap();
+            let id = format!("ss-{}", steps.len() + 1);
+            self.submitted.lock().unwrap().push(r.conf.clone());
+            let now = now_ms();
+            let (state, log, end) = match duration(&r.conf) {
+                Some(d) => {
+                    // the template's app, ending `d` ms after it started
+                    let text = std::fs::read_to_string(template()).unwrap();
+                    let start: i64 = text
+                        .lines()
+                        .find(|l| l.contains("SparkListenerApplicationStart"))
+                        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                        .and_then(|v| v["Timestamp"].as_i64())
+                        .unwrap();
+                    let out: Vec<String> = text
+                        .lines()
+                        .map(|l| {
+                            if l.contains("SparkListenerApplicationEnd") {
+                                format!(
+                                    "{{\"Event\":\"SparkListenerApplicationEnd\",\"Timestamp\":{}}}",
+                                    start + d
+                                )
+                            } else if l.contains("SparkListenerEnvironmentUpdate") {
+                                // the run's confs, as Spark logs them
+                                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                                for (k, x) in &r.conf {
+                                    v["Spark Properties"][k] = x.clone().into();
+                                }
+                                v.to_string()
+                            } else {
+                                l.to_string()
+                            }
+                        })
+                        .collect();
+                    let path = self.dir.join(&id);
+                    std::fs::write(&path, out.join("\n") + "\n").unwrap();
+                    (
+                        StepState::Completed,
+                        Some(path.display().to_string()),
+                        now + d,
+                    )
+                }
+                None => (StepState::Failed, None, now + 1000),
+            };
+            let info = StepInfo {
+                cluster_id: c.into(),
+                step_id: id.clone(),
+                state,
+                start_ms: Some(now),
+                end_ms: Some(end),
+                failure_reason: (state == StepState::Failed)
+                    .then(|| "GpuSplitAndRetryOOM: GPU OutOfMemory (scripted)".to_string()),
+                args: vec![],
+            };
+            steps.insert(id, (info.clone(), log));
+            Ok(info)
+        }
+        async fn step(&self, _: &str, s: &str) -> aether_platform::Result<StepInfo> {
+            self.steps
+                .lock()
+                .unwrap()
+                .get(s)
+                .map(|x| x.0.clone())
+                .ok_or_else(|| PlatformError::UnknownStep {
+                    cluster: "sc-1".into(),
+                    step: s.into(),
+                })
+        }
+        async fn cancel(&self, c: &str, s: &str) -> aether_platform::Result<StepInfo> {
+            self.step(c, s).await
+        }
+        async fn event_log(&self, _: &str, s: &str) -> aether_platform::Result<Option<String>> {
+            Ok(self.steps.lock().unwrap().get(s).and_then(|x| x.1.clone()))
+        }
+        async fn driver_log(&self, _: &str, _: &str) -> aether_platform::Result<Option<String>> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn the_loop_keeps_the_fastest_run_survives_a_failure_and_stops() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = History::open(&d.path().join("history.db")).unwrap();
+        let log = template().display().to_string();
+        let job = h
+            .job_id("local-1619631016646", "", &log, "Spark shell")
+            .unwrap();
+        h.set_definition(
+            job,
+            "user",
+            &serde_json::to_value(JobDefinition::parse("spark-submit job.py").unwrap()).unwrap(),
+        )
+        .unwrap();
+        let start: Props = [
+            ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
+            ("spark.sql.shuffle.partitions", "200"),
+            ("spark.rapids.sql.concurrentGpuTasks", "2"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let first = h.add_config(job, "qualify", &start).unwrap();
+        let cfg = aether_core::ConfigFile::load(&d.path().join("config.toml")).unwrap();
+        let rt = runtime().unwrap();
+        let b = Scripted {
+            dir: d.path().to_path_buf(),
+            steps: Mutex::default(),
+            submitted: Mutex::default(),
+        };
+        let c = cluster();
+        let env = TuneEnv {
+            cfg: &cfg,
+            rt: &rt,
+            b: &b,
+            platform: PlatformArg::Local,
+            cluster: &c,
+            timeout_s: 60,
+            allow_output_overwrite: true,
+        };
+        let p = TuneParams {
+            min: 3,
+            max: 8,
+            improvement_pct: 5.0,
+            time_budget_ms: None,
+            cost_budget_usd: None,
+        };
+        let end = tune_loop(&mut h, &env, job, &p).unwrap();
+        let session = h.unfinished_tune(job).unwrap();
+        assert!(session.is_none(), "the session is DONE");
+        let its = h.iterations(1).unwrap();
+        let parts: Vec<i64> = its
+            .iter()
+            .map(|i| partitions(&h.config(i.config_id).unwrap().unwrap().properties))
+            .collect();
+        let statuses: Vec<&str> = its.iter().map(|i| i.status.as_str()).collect();
+        let durations: Vec<Option<i64>> = its.iter().map(|i| i.duration_ms).collect();
+        // 200 (the start) -> the profile's proposal (same partitions, not faster) -> near the
+        // best: 400, which fails -> remedies: 800 partitions, fewer GPU tasks: the new best ->
+        // the profile of that run, not faster: stop
+        assert_eq!(parts, [200, 200, 400, 800, 800], "{its:#?}");
+        assert_eq!(
+            statuses,
+            ["COMPLETED", "COMPLETED", "FAILED", "COMPLETED", "COMPLETED"]
+        );
+        assert_eq!(
+            durations,
+            [
+                Some(13000),
+                Some(13000),
+                Some(1000),
+                Some(10000),
+                Some(10000)
+            ]
+        );
+        assert_eq!(its[0].config_id, first);
+        assert!(its[0].decision.contains("profile"), "{}", its[0].decision);
+        assert!(
+            its[1]
+                .decision
+                .contains("near the best: shuffle partitions doubled"),
+            "{}",
+            its[1].decision
+        );
+        assert!(
+            its[2].decision.starts_with("failed")
+                && its[2].decision.contains("fewer concurrent GPU tasks"),
+            "{}",
+            its[2].decision
+        );
+        let remedy = h.config(its[3].config_id).unwrap().unwrap().properties;
+        assert_eq!(
+            remedy["spark.rapids.sql.concurrentGpuTasks"], "1",
+            "fewer GPU tasks after the OOM"
+        );
+        assert!(
+            its[3].decision.starts_with("new best"),
+            "{}",
+            its[3].decision
+        );
+        assert!(
+            its[4].decision.contains("did not improve"),
+            "{}",
+            its[4].decision
+        );
+        let best = its[3].run_id;
+        assert_eq!(
+            end,
+            TuneEnd::Done {
+                best_run: best,
+                reason: "iteration 5 did not improve the best run by 5%".into()
+            }
+        );
+        // every run is in the history, with the config it ran
+        let runs = h.runs(job).unwrap();
+        assert_eq!(runs.len(), 5);
+        assert_eq!(b.submitted.lock().unwrap().len(), 5);
+        for (r, i) in runs.iter().zip(&its) {
+            assert_eq!(Some(r.run_id), i.run_id);
+            assert_eq!(r.config_id, Some(i.config_id));
+        }
+        // a second command finds no unfinished session: a new one starts from the best config
+        assert_eq!(starting_config(&h, job).unwrap(), its[3].config_id);
+    }
+}

@@ -340,7 +340,9 @@ pub(crate) fn tune_loop(
     };
     loop {
         let i = its.len() as i64 + 1;
-        if i > p.max {
+        // interrupted runs are not iterations the bounds count
+        let n = its.iter().filter(|i| i.status != "INTERRUPTED").count() as i64 + 1;
+        if n > p.max {
             return done(
                 h,
                 &its,
@@ -485,7 +487,7 @@ pub(crate) fn tune_loop(
             Some(format!("config {next} failed twice in a row"))
         } else if props.is_none() {
             Some(format!("config repeats: {why}"))
-        } else if i >= p.min && ok && !improved {
+        } else if n >= p.min && ok && !improved {
             // (a failed run never ends the loop by itself: its remedies run next)
             Some(format!(
                 "iteration {i} did not improve the best run by {}%",

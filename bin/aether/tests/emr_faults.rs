@@ -682,3 +682,96 @@ fn the_event_log_of_a_step_in_each_layout_spark_writes() {
     assert_eq!(source, "emr-step");
     assert!(def.contains("s3://code/etl.py"), "{def}");
 }
+
+#[test]
+fn tune_with_unknown_ids_and_a_cluster_terminated_mid_loop() {
+    let emu = common::start_emulator(1.0);
+    let s = setup(&emu);
+    let job_arg = "spark-submit --deploy-mode cluster s3://art/jobs/etl.py s3://art/in/";
+    let e = err(&run(
+        &emu,
+        &s,
+        &[
+            "tune",
+            "--platform",
+            "emr",
+            "--aether_job_id",
+            "999",
+            "--cluster_id",
+            "j-X",
+            "--job",
+            job_arg,
+        ],
+    ));
+    assert!(e.contains("unknown job id 999"), "{e}");
+    let e = err(&run(
+        &emu,
+        &s,
+        &[
+            "tune",
+            "--platform",
+            "emr",
+            "--aether_job_id",
+            "1",
+            "--cluster_id",
+            "j-NOSUCHCLUSTER",
+            "--job",
+            job_arg,
+        ],
+    ));
+    assert!(e.contains("unknown cluster j-NOSUCHCLUSTER"), "{e}");
+
+    // the cluster goes away while a run is on it
+    let cluster = created_id(&create(&emu, &s, &[]));
+    emu.control("steps", Some(json!({"mode": "hang", "count": 5})));
+    let child = emu
+        .aether(&s.home)
+        .args([
+            "tune",
+            "--platform",
+            "emr",
+            "--aether_job_id",
+            "1",
+            "--cluster_id",
+            &cluster,
+            "--job",
+            job_arg,
+            "--allow_output_overwrite",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("a running step", 30, || {
+        emu.state()["clusters"][&cluster]["steps"]
+            .as_object()
+            .is_some_and(|m| m.values().any(|x| x == "RUNNING"))
+    });
+    emu.boto(&format!(
+        "emr.terminate_job_flows(JobFlowIds=['{cluster}'])"
+    ));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", out(&o), err(&o));
+    assert!(
+        err(&o).contains(&format!("cluster {cluster} is TERMINATED")),
+        "{}",
+        err(&o)
+    );
+    let st = emu.state();
+    assert_eq!(st["alive_steps"], json!([]), "{st}");
+    // the cancelled run and its iteration are recorded; the session can be resumed elsewhere
+    let r = runs(&s);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0, "CANCELLED");
+    let (status, it_status): (String, String) = db(&s)
+        .query_row(
+            "SELECT s.status, i.status FROM tune_sessions s JOIN tune_iterations i USING (tune_id)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), it_status.as_str()),
+        ("RUNNING", "CANCELLED")
+    );
+}

@@ -291,7 +291,53 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     );
     assert_eq!(prod_before, prod_after, "production outputs untouched");
 
-    // 4. terminate: nothing left running
+    // 4. tune: three more real runs on the cluster, each profiled into the next config
+    let o = emu
+        .aether(&home)
+        .args([
+            "tune",
+            "--platform",
+            "emr",
+            "--aether_job_id",
+            &job_id.to_string(),
+            "--cluster_id",
+            &gpu_cluster,
+            "--min_tuning_iterations",
+            "3",
+            "--max_tuning_iterations",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let stdout = out(&o);
+    assert!(o.status.success(), "{stdout}\n{}", err(&o));
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("iteration "))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(stdout.contains("best: run "), "{stdout}");
+    let (n, done, best): (i64, String, i64) = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM tune_iterations i JOIN runs r USING (run_id)
+                     WHERE i.status = 'COMPLETED' AND r.event_log LIKE 's3://logs/gpu-spark/%'),
+                    status, best_run_id FROM tune_sessions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((n, done.as_str()), (3, "DONE"));
+    let fastest: i64 = db
+        .query_row(
+            "SELECT run_id FROM tune_iterations WHERE tune_id = 1 AND status = 'COMPLETED'
+             ORDER BY duration_ms, run_id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(best, fastest);
+
+    // 5. terminate: nothing left running
     let o = emu
         .aether(&home)
         .args([
@@ -313,5 +359,5 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     );
     assert_eq!(st["alive_steps"], serde_json::json!([]), "{st}");
     assert_eq!(common::cluster_state(&db, &gpu_cluster), "TERMINATED");
-    assert_eq!(st["calls"]["AddJobFlowSteps"], 2, "one step each: {st}");
+    assert_eq!(st["calls"]["AddJobFlowSteps"], 5, "one step each: {st}");
 }

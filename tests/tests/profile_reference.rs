@@ -3,6 +3,8 @@
 //! recommended property and value and every comment must equal the reference's section D
 //! (`tuning_summary.log`); both CPU logs get no recommendations, as in the reference.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -164,4 +166,111 @@ fn recommendations_equal_the_reference_profiler() {
         assert!(!t.recommended, "{app}: a CPU run");
         assert!(aether_predict::profile::render_summary(app, t).contains("- No recommendations"));
     }
+}
+
+/// A CSV file of the reference (`.csv`, or `.csv.zstd` for the large ones): header, rows.
+fn reference_csv(dir: &Path, table: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let plain = dir.join(format!("{table}.csv"));
+    let bytes = match std::fs::read(&plain) {
+        Ok(b) => b,
+        Err(_) => {
+            let z = std::fs::read(dir.join(format!("{table}.csv.zstd"))).ok()?;
+            zstd::decode_all(z.as_slice()).unwrap()
+        }
+    };
+    let mut r = csv::Reader::from_reader(bytes.as_slice());
+    let header = r.headers().unwrap().iter().map(String::from).collect();
+    let rows = r
+        .records()
+        .map(|x| x.unwrap().iter().map(String::from).collect())
+        .collect();
+    Some((header, rows))
+}
+
+/// Whether a value of ours equals the reference's: the same text, or the same number (the
+/// reference rounds averages and ratios to 2 decimals), NULL as "".
+fn same(ours: &str, theirs: &str) -> bool {
+    let ours = if ours == "NULL" { "" } else { ours };
+    if ours == theirs {
+        return true;
+    }
+    match (ours.parse::<f64>(), theirs.parse::<f64>()) {
+        (Ok(a), Ok(b)) => {
+            let decimals = theirs.split_once('.').map(|(_, d)| d.len()).unwrap_or(0);
+            let tol = if decimals > 0 && decimals <= 2 {
+                0.5 * 10f64.powi(-(decimals as i32)) + 1e-9
+            } else {
+                1e-9 * b.abs().max(1.0)
+            };
+            (a - b).abs() <= tol
+        }
+        _ => false,
+    }
+}
+
+/// The profiler's tables aether writes the same, and the view of each.
+const TABLES: &[(&str, &str)] = &[
+    ("application_information", "profile_application_information"),
+    ("executor_information", "profile_executor_information"),
+    ("job_information", "profile_job_information"),
+    (
+        "stage_level_aggregated_task_metrics",
+        "profile_stage_level_aggregated_task_metrics",
+    ),
+];
+
+#[test]
+fn tables_equal_the_reference_profiler() {
+    let dir = shared().join("anchor/golden/profile-dev");
+    let logs = inputs(&dir.join("INPUTS.txt"), "GPU event logs");
+    let ing = aether_ingest::ingest(&logs, &Default::default());
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(aether_engine::views::register_views(
+        &ctx,
+        &Default::default(),
+    ))
+    .unwrap();
+    let apps = golden(&dir.join("tuning_summary.log"));
+    let mut report = Vec::new();
+    let mut wrong = Vec::new();
+    for (table, view) in TABLES {
+        let (mut rows_ok, mut rows_all) = (0, 0);
+        for app in apps.keys() {
+            let Some((header, theirs)) =
+                reference_csv(&dir.join("rapids_4_spark_profile").join(app), table)
+            else {
+                continue;
+            };
+            let cols = header
+                .iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let mut ours = common::rows(
+                &ctx,
+                &format!("SELECT {cols} FROM {view} WHERE app_id = '{app}'"),
+            );
+            let mut theirs = theirs;
+            ours.sort();
+            theirs.sort();
+            rows_all += theirs.len().max(ours.len());
+            for (i, t) in theirs.iter().enumerate() {
+                match ours.get(i) {
+                    Some(o) if o.iter().zip(t).all(|(a, b)| same(a, b)) => rows_ok += 1,
+                    o => wrong.push(format!("{table} {app}: reference {t:?}, aether {o:?}")),
+                }
+            }
+            if ours.len() > theirs.len() {
+                wrong.push(format!(
+                    "{table} {app}: {} extra rows",
+                    ours.len() - theirs.len()
+                ));
+            }
+        }
+        report.push(format!("{table}: {rows_ok}/{rows_all} rows"));
+    }
+    eprintln!("profile tables vs the reference: {}", report.join("; "));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -1,56 +1,42 @@
--- The profiler's stage_level_aggregated_task_metrics: per stage, its tasks' metrics summed (CPU
--- and write times summed in ns, then whole ms), the largest and mean task duration, and the stage's own duration.
-WITH t AS (
-    SELECT app_id, stage_id, duration_ms, disk_bytes_spilled, memory_bytes_spilled,
-           executor_cpu_time_ns AS cpu_ns,
-           executor_deserialize_cpu_time_ns AS deser_cpu_ns,
-           executor_deserialize_time_ms, executor_run_time_ms, input_bytes_read,
-           input_records_read, jvm_gc_time_ms, output_bytes_written, output_records_written,
-           peak_execution_memory_bytes, result_serialization_time_ms, result_size_bytes,
-           shuffle_fetch_wait_time_ms, shuffle_local_blocks_fetched, shuffle_local_bytes_read,
-           shuffle_remote_blocks_fetched, shuffle_remote_bytes_read,
-           shuffle_remote_bytes_read_to_disk, shuffle_bytes_written, shuffle_records_written,
-           shuffle_write_time_ns AS write_ns
-    FROM tasks
-),
-s AS (
-    -- stages that ran (a skipped stage was never submitted)
+-- The profiler's stage_level_aggregated_task_metrics: per stage that ran, its tasks' metrics
+-- (profile_task_agg) and the stage's own duration (its longest attempt).
+WITH d AS (
     SELECT app_id, stage_id, MAX(complete_ms - submit_ms) AS duration
     FROM stages WHERE submit_ms IS NOT NULL GROUP BY app_id, stage_id
 )
 SELECT
-    s.app_id,
-    s.stage_id AS "stageId",
-    COUNT(t.stage_id) AS "numTasks",
-    MAX(s.duration) AS "Duration",
-    COALESCE(SUM(disk_bytes_spilled), 0) AS "diskBytesSpilled_sum",
-    COALESCE(SUM(duration_ms), 0) AS "duration_sum",
-    COALESCE(MAX(duration_ms), 0) AS "duration_max",
-    MIN(duration_ms) AS "duration_min",
-    COALESCE(round(AVG(CAST(duration_ms AS DOUBLE)), 1), 0.0) AS "duration_avg",
-    COALESCE(SUM(cpu_ns), 0) / 1000000 AS "executorCPUTime_sum",
-    COALESCE(SUM(deser_cpu_ns), 0) / 1000000 AS "executorDeserializeCPUTime_sum",
-    COALESCE(SUM(executor_deserialize_time_ms), 0) AS "executorDeserializeTime_sum",
-    COALESCE(SUM(executor_run_time_ms), 0) AS "executorRunTime_sum",
-    COALESCE(SUM(input_bytes_read), 0) AS "input_bytesRead_sum",
-    COALESCE(MAX(input_bytes_read), 0) AS "input_bytesRead_max",
-    COALESCE(SUM(input_records_read), 0) AS "input_recordsRead_sum",
-    COALESCE(SUM(jvm_gc_time_ms), 0) AS "jvmGCTime_sum",
-    COALESCE(SUM(memory_bytes_spilled), 0) AS "memoryBytesSpilled_sum",
-    COALESCE(SUM(output_bytes_written), 0) AS "output_bytesWritten_sum",
-    COALESCE(SUM(output_records_written), 0) AS "output_recordsWritten_sum",
-    COALESCE(MAX(peak_execution_memory_bytes), 0) AS "peakExecutionMemory_max",
-    COALESCE(SUM(result_serialization_time_ms), 0) AS "resultSerializationTime_sum",
-    COALESCE(MAX(result_size_bytes), 0) AS "resultSize_max",
-    COALESCE(SUM(shuffle_fetch_wait_time_ms), 0) AS "sr_fetchWaitTime_sum",
-    COALESCE(SUM(shuffle_local_blocks_fetched), 0) AS "sr_localBlocksFetched_sum",
-    COALESCE(SUM(shuffle_local_bytes_read), 0) AS "sr_localBytesRead_sum",
-    COALESCE(SUM(shuffle_remote_blocks_fetched), 0) AS "sr_remoteBlocksFetched_sum",
-    COALESCE(SUM(shuffle_remote_bytes_read), 0) AS "sr_remoteBytesRead_sum",
-    COALESCE(SUM(shuffle_remote_bytes_read_to_disk), 0) AS "sr_remoteBytesReadToDisk_sum",
-    COALESCE(SUM(shuffle_local_bytes_read + shuffle_remote_bytes_read), 0) AS "sr_totalBytesRead_sum",
-    COALESCE(SUM(shuffle_bytes_written), 0) AS "sw_bytesWritten_sum",
-    COALESCE(SUM(shuffle_records_written), 0) AS "sw_recordsWritten_sum",
-    COALESCE(SUM(write_ns), 0) / 1000000 AS "sw_writeTime_sum"
-FROM s LEFT JOIN t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
-GROUP BY s.app_id, s.stage_id
+    a.app_id,
+    a.key AS "stageId",
+    a."numTasks",
+    d.duration AS "Duration",
+    a."diskBytesSpilled_sum",
+    a."duration_sum",
+    a."duration_max",
+    a."duration_min",
+    a."duration_avg",
+    a."executorCPUTime_sum",
+    a."executorDeserializeCPUTime_sum",
+    a."executorDeserializeTime_sum",
+    a."executorRunTime_sum",
+    a."input_bytesRead_sum",
+    a."input_bytesRead_max",
+    a."input_recordsRead_sum",
+    a."jvmGCTime_sum",
+    a."memoryBytesSpilled_sum",
+    a."output_bytesWritten_sum",
+    a."output_recordsWritten_sum",
+    a."peakExecutionMemory_max",
+    a."resultSerializationTime_sum",
+    a."resultSize_max",
+    a."sr_fetchWaitTime_sum",
+    a."sr_localBlocksFetched_sum",
+    a."sr_localBytesRead_sum",
+    a."sr_remoteBlocksFetched_sum",
+    a."sr_remoteBytesRead_sum",
+    a."sr_remoteBytesReadToDisk_sum",
+    a."sr_totalBytesRead_sum",
+    a."sw_bytesWritten_sum",
+    a."sw_recordsWritten_sum",
+    a."sw_writeTime_sum"
+FROM profile_task_agg a JOIN d ON d.app_id = a.app_id AND d.stage_id = a.key
+WHERE a.level = 'stage'

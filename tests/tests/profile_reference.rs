@@ -217,6 +217,14 @@ const TABLES: &[(&str, &str)] = &[
         "stage_level_aggregated_task_metrics",
         "profile_stage_level_aggregated_task_metrics",
     ),
+    (
+        "job_level_aggregated_task_metrics",
+        "profile_job_level_aggregated_task_metrics",
+    ),
+    (
+        "sql_level_aggregated_task_metrics",
+        "profile_sql_level_aggregated_task_metrics",
+    ),
 ];
 
 #[test]

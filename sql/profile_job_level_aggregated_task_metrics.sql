@@ -1,0 +1,38 @@
+-- The profiler's job_level_aggregated_task_metrics: per job, the metrics of its stages' tasks
+-- (profile_task_agg) and the job's duration; jobs that ran no task are left out.
+SELECT
+    a.app_id,
+    a.key AS "jobId",
+    a."numTasks",
+    j.end_ms - j.submit_ms AS "Duration",
+    a."diskBytesSpilled_sum",
+    a."duration_sum",
+    a."duration_max",
+    a."duration_min",
+    a."duration_avg",
+    a."executorCPUTime_sum",
+    a."executorDeserializeCPUTime_sum",
+    a."executorDeserializeTime_sum",
+    a."executorRunTime_sum",
+    a."input_bytesRead_sum",
+    a."input_bytesRead_max",
+    a."input_recordsRead_sum",
+    a."jvmGCTime_sum",
+    a."memoryBytesSpilled_sum",
+    a."output_bytesWritten_sum",
+    a."output_recordsWritten_sum",
+    a."peakExecutionMemory_max",
+    a."resultSerializationTime_sum",
+    a."resultSize_max",
+    a."sr_fetchWaitTime_sum",
+    a."sr_localBlocksFetched_sum",
+    a."sr_localBytesRead_sum",
+    a."sr_remoteBlocksFetched_sum",
+    a."sr_remoteBytesRead_sum",
+    a."sr_remoteBytesReadToDisk_sum",
+    a."sr_totalBytesRead_sum",
+    a."sw_bytesWritten_sum",
+    a."sw_recordsWritten_sum",
+    a."sw_writeTime_sum"
+FROM profile_task_agg a JOIN jobs j ON j.app_id = a.app_id AND j.job_id = a.key
+WHERE a.level = 'job' AND a."numTasks" > 0

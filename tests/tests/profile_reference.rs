@@ -225,6 +225,7 @@ const TABLES: &[(&str, &str)] = &[
         "sql_level_aggregated_task_metrics",
         "profile_sql_level_aggregated_task_metrics",
     ),
+    ("failed_stages", "profile_failed_stages"),
 ];
 
 #[test]

@@ -162,9 +162,41 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
         eprintln!("error: no application could be profiled");
         return Ok(ExitCode::from(2));
     }
-    print(&out, a.format)?;
+    let mut slowness = BTreeMap::new();
+    for p in out.iter().filter(|p| p.tuning.recommended) {
+        let rows = rt.block_on(aether_engine::analyze::json_rows(
+            &ctx,
+            &format!(
+                "SELECT rank, cause, time_ms, task_time_pct, detail, remedy FROM profile_slowness
+                 WHERE app_id = '{}' ORDER BY rank",
+                p.app_id.replace('\'', "''")
+            ),
+        ))?;
+        slowness.insert(p.app_id.clone(), rows);
+    }
+    print(&out, &slowness, a.format)?;
     if let Some(dir) = &a.output {
         write_outputs(dir, &out, &w)?;
+        for p in &out {
+            let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
+            for (file, view) in aether_predict::profile::TABLES {
+                let exclude = if *view == "profile_cpu_fallbacks" {
+                    "app_id, stage_ids"
+                } else {
+                    "app_id"
+                };
+                let sql = format!(
+                    "SELECT * EXCLUDE ({exclude}) FROM {view} WHERE app_id = '{}'",
+                    p.app_id.replace('\'', "''")
+                );
+                let df = rt.block_on(ctx.sql(&sql))?;
+                let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+                let batches = rt.block_on(df.collect())?;
+                let text =
+                    aether_engine::render(&schema, &batches, aether_engine::OutputFormat::Csv)?;
+                std::fs::write(d.join(format!("{file}.csv")), text)?;
+            }
+        }
     }
     let any_gpu = out.iter().any(|p| p.tuning.recommended);
     Ok(if any_gpu && ing.source_errors.is_empty() {
@@ -191,10 +223,37 @@ fn record(h: &mut History, p: &Profiled, job: Option<i64>) -> Result<i64> {
     Ok(h.add_config(job_id, "profile", &config_properties(base, &p.tuning))?)
 }
 
-fn print(out: &[Profiled], f: OutFormat) -> Result<()> {
+fn print(
+    out: &[Profiled],
+    slowness: &BTreeMap<String, Vec<serde_json::Map<String, Value>>>,
+    f: OutFormat,
+) -> Result<()> {
     match f {
         OutFormat::Table => {
             for p in out {
+                if let Some(rows) = slowness.get(&p.app_id).filter(|r| !r.is_empty()) {
+                    println!(
+                        "App ID: {}: why it was slow (task time each cause touched)",
+                        p.app_id
+                    );
+                    for r in rows {
+                        let g = |k: &str| {
+                            r.get(k)
+                                .map(|v| v.as_str().map(String::from).unwrap_or(v.to_string()))
+                                .unwrap_or_default()
+                        };
+                        println!(
+                            "  {}. {} {} ms ({}% of task time): {}\n     -> {}",
+                            g("rank"),
+                            g("cause"),
+                            g("time_ms"),
+                            g("task_time_pct"),
+                            g("detail"),
+                            g("remedy")
+                        );
+                    }
+                    println!();
+                }
                 println!(
                     "App ID: {} ({}){}",
                     p.app_id,
@@ -227,7 +286,15 @@ fn print(out: &[Profiled], f: OutFormat) -> Result<()> {
                 }
             }
         }
-        OutFormat::Json => println!("{}", serde_json::to_string_pretty(&json_of(out))?),
+        OutFormat::Json => {
+            let mut v = json_of(out);
+            for a in v.as_array_mut().into_iter().flatten() {
+                let id = a["app_id"].as_str().unwrap_or("").to_string();
+                a["slowness"] =
+                    serde_json::to_value(slowness.get(&id).cloned().unwrap_or_default())?;
+            }
+            println!("{}", serde_json::to_string_pretty(&v)?)
+        }
     }
     Ok(())
 }

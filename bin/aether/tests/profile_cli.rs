@@ -91,6 +91,10 @@ fn profile_recommends_records_and_writes() {
     );
     assert!(!h1["comments"].to_string().contains("spilling occurred"));
     assert_eq!(app("local-1796009671201")["gpu_run"], false);
+    // why it was slow: the OOM run lost most of its task time in tasks that spilled
+    let slow = &o1["slowness"][0];
+    assert_eq!(slow["cause"], "spill", "{}", o1["slowness"]);
+    assert!(slow["task_time_pct"].as_f64().unwrap() > 50.0, "{slow}");
 
     // each recommendation is a config of its job, with what submit needs
     let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
@@ -132,6 +136,32 @@ fn profile_recommends_records_and_writes() {
             .contains("App ID: local-1796009671201\n\tSpark Properties:\n\t- No recommendations")
     );
     assert!(outdir.join("profile.json").is_file());
+    // the tables, one CSV each: the reference's rows (its stage table has 38 lines)
+    let stages = std::fs::read_to_string(
+        outdir.join("app-20250305192829-0000/stage_level_aggregated_task_metrics.csv"),
+    )
+    .unwrap();
+    assert_eq!(stages.lines().count(), 38, "{stages}");
+    assert!(stages.starts_with("stageId,numTasks,Duration,"));
+    let failed =
+        std::fs::read_to_string(outdir.join("app-20250305192829-0000/failed_stages.csv")).unwrap();
+    assert!(failed.contains("Stage cancelled because SparkContext was shut down"));
+}
+
+#[test]
+fn a_run_whose_operators_fell_back_to_the_cpu_is_told_so() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let log = datasets().join("rapids_join_eventlog.zstd");
+    let o = aether(&home, &["profile", "--event_log", log.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let first = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1. "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(first.contains("CPU fallbacks"), "{first}");
+    assert!(first.contains("SerializeFromObject"), "{first}");
 }
 
 #[test]

@@ -272,7 +272,10 @@ pub async fn register_views_materialized(
                 elapsed_us = t0.elapsed().as_micros() as u64,
                 "materialized"
             );
-            ctx.register_table(name, Arc::new(MemTable::try_new(schema, vec![batches])?))?;
+            // the batches' own schema (a plan's declared nullability may differ from theirs)
+            let schema = batches.first().map(|b| b.schema()).unwrap_or(schema);
+            let table = MemTable::try_new(schema, vec![batches]).map_err(err)?;
+            ctx.register_table(name, Arc::new(table))?;
         } else {
             ctx.sql(&format!("CREATE VIEW {name} AS {body}"))
                 .await

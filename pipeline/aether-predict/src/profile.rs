@@ -725,8 +725,43 @@ fn f64_of(v: Option<&Value>) -> Option<f64> {
     })
 }
 
-/// The views [`inputs`] reads.
-pub const VIEWS: &[&str] = &["stage_jobs"];
+/// The views [`inputs`] and `aether profile` read: the reference profiler's tables
+/// (`profile_<table>`, equal to its CSVs) and what a GPU run tells beyond them.
+pub const VIEWS: &[&str] = &[
+    "stage_jobs",
+    "profile_application_information",
+    "profile_executor_information",
+    "profile_job_information",
+    "profile_stage_level_aggregated_task_metrics",
+    "profile_job_level_aggregated_task_metrics",
+    "profile_sql_level_aggregated_task_metrics",
+    "profile_failed_stages",
+    "profile_cpu_fallbacks",
+    "profile_slowness",
+];
+
+/// The tables `aether profile --output` writes per app: (file name, view); list columns are
+/// written by their text twin (`stage_ids` as `stages`).
+pub const TABLES: &[(&str, &str)] = &[
+    ("application_information", "profile_application_information"),
+    ("executor_information", "profile_executor_information"),
+    ("job_information", "profile_job_information"),
+    (
+        "stage_level_aggregated_task_metrics",
+        "profile_stage_level_aggregated_task_metrics",
+    ),
+    (
+        "job_level_aggregated_task_metrics",
+        "profile_job_level_aggregated_task_metrics",
+    ),
+    (
+        "sql_level_aggregated_task_metrics",
+        "profile_sql_level_aggregated_task_metrics",
+    ),
+    ("failed_stages", "profile_failed_stages"),
+    ("cpu_fallbacks", "profile_cpu_fallbacks"),
+    ("slowness", "profile_slowness"),
+];
 
 /// Register what [`inputs`] needs over the base tables of `ctx`.
 pub async fn prepare(ctx: &SessionContext) -> Result<()> {

@@ -62,6 +62,12 @@ struct Profiled {
     event_log: String,
     tuning: Tuning,
     config_id: Option<i64>,
+    /// The run's Spark properties.
+    source: BTreeMap<String, String>,
+    /// Tasks that failed on a GPU out-of-memory error.
+    gpu_oom_tasks: i64,
+    /// What the OOMs call for, over the recommendation (beyond the reference).
+    remedies: BTreeMap<String, String>,
 }
 
 /// The properties a profile config runs with: the profiled run's own config (when aether ran
@@ -135,6 +141,18 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
             continue;
         };
         let tuning = aether_predict::profile::recommend(inp, &w);
+        let health = rt.block_on(aether_engine::analyze::json_rows(
+            &ctx,
+            &format!(
+                "SELECT gpu_oom_tasks FROM profile_health WHERE app_id = '{}'",
+                app_id.replace('\'', "''")
+            ),
+        ))?;
+        let gpu_oom_tasks = health
+            .first()
+            .and_then(|r| r.get("gpu_oom_tasks"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         let mut p = Profiled {
             attempt_id: s("attempt_id"),
             app_name: s("app_name"),
@@ -142,7 +160,18 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
             app_id,
             tuning,
             config_id: None,
+            source: inp.props.clone(),
+            gpu_oom_tasks,
+            remedies: BTreeMap::new(),
         };
+        if p.tuning.recommended && gpu_oom_tasks > 0 {
+            // the run's values with the recommendation over them, then the OOM remedies
+            let now = config_properties(p.source.clone(), &p.tuning);
+            p.remedies = crate::tune::remedies(&now)
+                .into_iter()
+                .filter(|(k, v)| now.get(k) != Some(v))
+                .collect();
+        }
         if !p.tuning.recommended {
             eprintln!(
                 "{}: {} is not a GPU run (no com.nvidia.spark.SQLPlugin in spark.plugins, or \
@@ -163,6 +192,7 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let mut slowness = BTreeMap::new();
+    let mut health: BTreeMap<String, String> = BTreeMap::new();
     for p in out.iter().filter(|p| p.tuning.recommended) {
         let rows = rt.block_on(aether_engine::analyze::json_rows(
             &ctx,
@@ -173,8 +203,40 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
             ),
         ))?;
         slowness.insert(p.app_id.clone(), rows);
+        let h = rt.block_on(aether_engine::analyze::json_rows(
+            &ctx,
+            &format!(
+                "SELECT *, format_bytes(memory_spilled_bytes) AS mem, format_bytes(disk_spilled_bytes) AS disk
+                 FROM profile_health WHERE app_id = '{}'",
+                p.app_id.replace('\'', "''")
+            ),
+        ))?;
+        if let Some(r) = h.first() {
+            let g = |k: &str| {
+                r.get(k)
+                    .map(|v| v.as_str().map(String::from).unwrap_or(v.to_string()))
+                    .unwrap_or_default()
+            };
+            let removed = g("removed_reasons");
+            health.insert(
+                p.app_id.clone(),
+                format!(
+                    "health: {} failed tasks ({} on GPU out-of-memory, {} container OOM), {} failed stages, {} failed jobs, {} executors removed{}, {} skewed shuffle stages, spilled {} from memory and {} to disk",
+                    g("failed_tasks"),
+                    g("gpu_oom_tasks"),
+                    g("container_oom_tasks"),
+                    g("failed_stages"),
+                    g("failed_jobs"),
+                    g("removed_executors"),
+                    if removed.is_empty() { String::new() } else { format!(" ({removed})") },
+                    g("skewed_stages"),
+                    g("mem"),
+                    g("disk")
+                ),
+            );
+        }
     }
-    print(&out, &slowness, a.format)?;
+    print(&out, &slowness, &health, a.format)?;
     if let Some(dir) = &a.output {
         write_outputs(dir, &out, &w)?;
         for p in &out {
@@ -220,17 +282,23 @@ fn record(h: &mut History, p: &Profiled, job: Option<i64>) -> Result<i64> {
         Some(c) => h.config(c)?.map(|c| c.properties).unwrap_or_default(),
         None => BTreeMap::new(),
     };
-    Ok(h.add_config(job_id, "profile", &config_properties(base, &p.tuning))?)
+    let mut props = config_properties(base, &p.tuning);
+    props.extend(p.remedies.clone());
+    Ok(h.add_config(job_id, "profile", &props)?)
 }
 
 fn print(
     out: &[Profiled],
     slowness: &BTreeMap<String, Vec<serde_json::Map<String, Value>>>,
+    health: &BTreeMap<String, String>,
     f: OutFormat,
 ) -> Result<()> {
     match f {
         OutFormat::Table => {
             for p in out {
+                if let Some(line) = health.get(&p.app_id) {
+                    println!("App ID: {}: {line}", p.app_id);
+                }
                 if let Some(rows) = slowness.get(&p.app_id).filter(|r| !r.is_empty()) {
                     println!(
                         "App ID: {}: why it was slow (task time each cause touched)",
@@ -266,6 +334,15 @@ fn print(
                     "{}",
                     aether_predict::profile::render_section_d(&p.tuning).trim_end()
                 );
+                if !p.remedies.is_empty() {
+                    println!(
+                        "\nGPU OOM remedies ({} tasks failed on GPU out-of-memory; beyond the reference, in the config):",
+                        p.gpu_oom_tasks
+                    );
+                    for (k, v) in &p.remedies {
+                        println!("--conf {k}={v}");
+                    }
+                }
                 println!();
             }
         }
@@ -312,6 +389,8 @@ fn json_of(out: &[Profiled]) -> Value {
                     "config_id": p.config_id,
                     "properties": p.tuning.properties,
                     "comments": p.tuning.comments,
+                    "gpu_oom_tasks": p.gpu_oom_tasks,
+                    "remedies": p.remedies,
                 })
             })
             .collect(),

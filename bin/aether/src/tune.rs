@@ -195,8 +195,10 @@ fn parse_mib(v: &str) -> Option<i64> {
     })
 }
 
-/// What a failed run calls for: fewer concurrent GPU tasks, more partitions, more overhead.
-fn remedies(p: &Props) -> Props {
+/// What a GPU out-of-memory failure calls for (a failed run in the loop, a profile that saw GPU
+/// OOMs): fewer concurrent GPU tasks, twice the shuffle partitions, half the file partition
+/// size, 50 % more memory overhead (where set). `p` holds the run's values.
+pub(crate) fn remedies(p: &Props) -> Props {
     let mut q = p.clone();
     let c = int_of(p, "spark.rapids.sql.concurrentGpuTasks").unwrap_or(2);
     q.insert(
@@ -204,6 +206,14 @@ fn remedies(p: &Props) -> Props {
         (c - 1).max(1).to_string(),
     );
     set_partitions(&mut q, partitions(p) * 2);
+    let mpb = p
+        .get("spark.sql.files.maxPartitionBytes")
+        .and_then(|v| parse_mib(v))
+        .unwrap_or(512);
+    q.insert(
+        "spark.sql.files.maxPartitionBytes".into(),
+        format!("{}m", (mpb / 2).max(16)),
+    );
     if let Some(o) = p
         .get("spark.executor.memoryOverhead")
         .and_then(|v| parse_mib(v))

@@ -90,6 +90,16 @@ fn profile_recommends_records_and_writes() {
         Some("200")
     );
     assert!(!h1["comments"].to_string().contains("spilling occurred"));
+    // the OOM run (112 tasks failed on GPU out-of-memory) gets the remedies, the healthy one not
+    assert_eq!(o1["gpu_oom_tasks"], 112);
+    assert_eq!(
+        o1["remedies"]["spark.rapids.sql.concurrentGpuTasks"], "2",
+        "{}",
+        o1["remedies"]
+    );
+    assert_eq!(o1["remedies"]["spark.sql.shuffle.partitions"], "800");
+    assert_eq!(h1["gpu_oom_tasks"], 0);
+    assert_eq!(h1["remedies"], serde_json::json!({}));
     assert_eq!(app("local-1796009671201")["gpu_run"], false);
     // why it was slow: the OOM run lost most of its task time in tasks that spilled
     let slow = &o1["slowness"][0];
@@ -110,6 +120,10 @@ fn profile_recommends_records_and_writes() {
     let props: serde_json::Value = serde_json::from_str(&props).unwrap();
     assert_eq!(props["spark.executor.memory"], "32g");
     assert_eq!(props["spark.rapids.memory.pinnedPool.size"], "4915m");
+    assert_eq!(
+        props["spark.rapids.sql.concurrentGpuTasks"], "2",
+        "the remedies are in the config"
+    );
     let n: i64 = db
         .query_row(
             "SELECT COUNT(*) FROM configs WHERE source = 'profile'",

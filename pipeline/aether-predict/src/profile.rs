@@ -738,6 +738,7 @@ pub const VIEWS: &[&str] = &[
     "profile_failed_stages",
     "profile_cpu_fallbacks",
     "profile_slowness",
+    "profile_health",
 ];
 
 /// The tables `aether profile --output` writes per app: (file name, view); list columns are
@@ -761,6 +762,7 @@ pub const TABLES: &[(&str, &str)] = &[
     ("failed_stages", "profile_failed_stages"),
     ("cpu_fallbacks", "profile_cpu_fallbacks"),
     ("slowness", "profile_slowness"),
+    ("health", "profile_health"),
 ];
 
 /// Register what [`inputs`] needs over the base tables of `ctx`.

@@ -226,6 +226,7 @@ const TABLES: &[(&str, &str)] = &[
         "profile_sql_level_aggregated_task_metrics",
     ),
     ("failed_stages", "profile_failed_stages"),
+    ("failed_jobs", "profile_failed_jobs"),
 ];
 
 #[test]

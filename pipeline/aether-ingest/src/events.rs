@@ -298,6 +298,15 @@ pub struct JobStart {
 pub struct JobResult {
     #[serde(rename = "Result")]
     pub result: Option<String>,
+    /// Why a failed job failed.
+    #[serde(rename = "Exception", default)]
+    pub exception: Option<JobException>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct JobException {
+    #[serde(rename = "Message")]
+    pub message: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -15,6 +15,7 @@ struct JobRow {
     end_ms: Option<i64>,
     status: &'static str,
     stage_ids: Vec<i64>,
+    failure_reason: Option<String>,
 }
 
 #[derive(Default)]
@@ -407,6 +408,7 @@ impl AppState {
                     end_ms: None,
                     status: "running",
                     stage_ids,
+                    failure_reason: None,
                 };
             }
             Event::JobEnd(e) => {
@@ -420,6 +422,7 @@ impl AppState {
                 }
                 let j = &mut self.jobs[i];
                 j.end_ms = e.completion_time.0;
+                j.failure_reason = e.result.exception.and_then(|x| x.message);
                 j.status = match e.result.result.as_deref() {
                     Some("JobSucceeded") => "succeeded",
                     _ => "failed",
@@ -746,6 +749,7 @@ impl AppState {
             });
             j.stage_ids.values().append_slice(&r.stage_ids);
             j.stage_ids.append(true);
+            j.failure_reason.append_option(r.failure_reason.as_deref());
         }
         out.push((Jobs::NAME, j.finish(&key)));
 

@@ -176,6 +176,8 @@ table! {
         end_ms: I64,
         status: Str,
         stage_ids: ListI64,
+        /// Why a failed job failed (the message of its JobFailed result).
+        failure_reason: Str,
     }
 }
 

@@ -671,6 +671,43 @@ fn the_event_log_of_a_step_in_each_layout_spark_writes() {
         );
         assert!(err(&o).contains("warning: step") && err(&o).contains("FAILED"));
     }
+    // a GPU run's step: profile finds its event log the same way
+    let gpu = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/datasets/rapids-tools/spark-events-profiling/eventlog-gpu-dsv1.zstd")
+        .display()
+        .to_string();
+    emu.boto(&format!(
+        "for o in s3.list_objects_v2(Bucket='logs', Prefix='prod-spark/').get('Contents', []): s3.delete_object(Bucket='logs', Key=o['Key'])\n\
+         s3.upload_file('{gpu}', 'logs', 'prod-spark/{app}.zstd')"
+    ));
+    let o = run(
+        &emu,
+        &s,
+        &[
+            "profile",
+            "--platform_job_id",
+            step,
+            "--cluster_id",
+            cluster,
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains(&format!("event log s3://logs/prod-spark/{app}.zstd")),
+        "{}",
+        err(&o)
+    );
+    assert!(
+        out(&o).contains("App ID: local-1644936233661"),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains("--conf spark.executor.memory=32g"),
+        "{}",
+        out(&o)
+    );
+
     // the step's definition is the job's: what submit re-runs
     let (source, def): (String, String) = db(&s)
         .query_row(

@@ -1,8 +1,9 @@
 -- Why a GPU run was slow, ranked by the time each cause cost (beyond the reference profiler):
 -- per app, the task time of the stages where plan nodes fell back to the CPU and of the tasks
--- that spilled (the time those causes touched: an upper bound of what they cost), the time
--- spent waiting for shuffle blocks and writing shuffle data, and JVM GC, each with its share of
--- the app's task time and what would help.
+-- that spilled (the time those causes touched: an upper bound of what they cost), and the time
+-- spent waiting for shuffle blocks and writing shuffle data, waiting for the GPU (semaphore),
+-- spilling GPU memory, redoing work after GPU OOM retries (the plugin's task metrics) and in
+-- JVM GC, each with its share of the app's task time and what would help.
 WITH total AS (
     SELECT app_id, SUM(duration_ms) AS ms FROM tasks GROUP BY app_id
 ),
@@ -31,6 +32,21 @@ causes AS (
            'the RAPIDS shuffle manager (spark.shuffle.manager), more shuffle threads (spark.rapids.shuffle.multiThreaded.*.threads)'
     FROM tasks GROUP BY app_id
     HAVING SUM(shuffle_fetch_wait_time_ms) + SUM(shuffle_write_time_ns) / 1000000 > 0
+    UNION ALL
+    SELECT app_id, 'GPU semaphore wait', SUM(sum), 'tasks waiting for their turn on the GPU',
+           'fewer tasks per executor than the GPU can hold, or more concurrent GPU tasks (spark.rapids.sql.concurrentGpuTasks) when GPU memory allows'
+    FROM stage_gpu_metrics WHERE metric = 'gpuSemaphoreWait' GROUP BY app_id
+    UNION ALL
+    SELECT app_id, 'GPU spill', SUM(sum), 'GPU memory spilled to host or disk and read back',
+           'more GPU memory per task: fewer concurrent GPU tasks, more shuffle partitions, smaller file partitions'
+    FROM stage_gpu_metrics
+    WHERE metric IN ('gpuSpillToHostTime', 'gpuSpillToDiskTime', 'gpuReadSpillFromHostTime', 'gpuReadSpillFromDiskTime')
+    GROUP BY app_id
+    UNION ALL
+    SELECT app_id, 'GPU OOM retries', SUM(sum), 'work redone or blocked after GPU out-of-memory retries',
+           'fewer concurrent GPU tasks (spark.rapids.sql.concurrentGpuTasks), smaller batches and partitions'
+    FROM stage_gpu_metrics WHERE metric IN ('gpuRetryBlockTime', 'gpuRetryComputationTime')
+    GROUP BY app_id
     UNION ALL
     SELECT app_id, 'JVM GC', SUM(jvm_gc_time_ms), 'garbage collection in the executors',
            'another garbage collector (G1GC), more executor memory, fewer rows converted to the CPU'

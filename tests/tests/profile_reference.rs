@@ -227,6 +227,18 @@ const TABLES: &[(&str, &str)] = &[
     ),
     ("failed_stages", "profile_failed_stages"),
     ("failed_jobs", "profile_failed_jobs"),
+    (
+        "gpu_stage_level_aggregated_task_metrics",
+        "profile_gpu_stage_level_aggregated_task_metrics",
+    ),
+    (
+        "gpu_sql_level_aggregated_task_metrics",
+        "profile_gpu_sql_level_aggregated_task_metrics",
+    ),
+    (
+        "gpu_app_level_aggregated_task_metrics",
+        "profile_gpu_app_level_aggregated_task_metrics",
+    ),
 ];
 
 #[test]

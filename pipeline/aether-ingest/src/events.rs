@@ -56,15 +56,79 @@ impl<'de> Deserialize<'de> for Num {
     }
 }
 
-/// The number a numeric string holds (integer, or a finite float truncated); `None` otherwise.
+/// The number a numeric string holds (integer, or a finite float truncated), or the
+/// milliseconds of a `HH:MM:SS.mmm` duration (how the RAPIDS plugin's GPU task time metrics
+/// print their values); `None` otherwise.
 pub(crate) fn num_from_str(v: &str) -> Option<i64> {
     let t = v.trim();
-    t.parse::<i64>().ok().or_else(|| {
-        t.parse::<f64>()
-            .ok()
-            .filter(|f| f.is_finite())
-            .map(|f| f as i64)
-    })
+    t.parse::<i64>()
+        .ok()
+        .or_else(|| {
+            t.parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .map(|f| f as i64)
+        })
+        .or_else(|| duration_ms(t))
+}
+
+/// `H:MM:SS[.fff]` as milliseconds.
+fn duration_ms(t: &str) -> Option<i64> {
+    let mut parts = t.split(':');
+    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || m.len() != 2 || !s.as_bytes().first()?.is_ascii_digit() {
+        return None;
+    }
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if !digits(h)
+        || !digits(m)
+        || whole.len() != 2
+        || !digits(whole)
+        || !(frac.is_empty() || digits(frac))
+    {
+        return None;
+    }
+    let mut ms = frac.chars().take(3).collect::<String>();
+    while ms.len() < 3 {
+        ms.push('0');
+    }
+    let h: i64 = h.parse().ok()?;
+    let m: i64 = m.parse().ok()?;
+    let sec: i64 = whole.parse().ok()?;
+    Some(((h * 60 + m) * 60 + sec) * 1000 + ms.parse::<i64>().ok()?)
+}
+
+/// The RAPIDS plugin's GPU task metrics (task accumulators, not SQL metrics) that
+/// `stage_gpu_metrics` keeps, with their unit: `(name, unit, kind)`, kind `sum` or `max` (a
+/// per-task peak, whose sum means nothing).
+pub const GPU_TASK_METRICS: &[(&str, &str, &str)] = &[
+    ("gpuMaxDeviceMemoryBytes", "bytes", "max"),
+    ("gpuMaxDiskMemoryBytes", "bytes", "max"),
+    ("gpuMaxHostMemoryBytes", "bytes", "max"),
+    ("gpuMaxPageableMemoryBytes", "bytes", "max"),
+    ("gpuMaxPinnedMemoryBytes", "bytes", "max"),
+    ("gpuReadSpillFromDiskTime", "ms", "sum"),
+    ("gpuReadSpillFromHostTime", "ms", "sum"),
+    ("gpuRetryBlockTime", "ms", "sum"),
+    ("gpuRetryComputationTime", "ms", "sum"),
+    ("gpuRetryCount", "count", "sum"),
+    ("gpuSemaphoreWait", "ms", "sum"),
+    ("gpuSpillToDiskTime", "ms", "sum"),
+    ("gpuSpillToHostTime", "ms", "sum"),
+    ("gpuSplitAndRetryCount", "count", "sum"),
+    ("gpuTime", "ms", "sum"),
+];
+
+/// The index in [`GPU_TASK_METRICS`] of an accumulator name.
+pub fn gpu_metric(name: &[u8]) -> Option<u8> {
+    if !name.starts_with(b"gpu") {
+        return None;
+    }
+    GPU_TASK_METRICS
+        .iter()
+        .position(|(n, _, _)| n.as_bytes() == name)
+        .map(|i| i as u8)
 }
 
 /// A string-to-string map kept in file order; non-string values are rendered as JSON text.
@@ -348,6 +412,8 @@ pub struct AccUpdate {
     pub update: i64,
     /// Whether Spark counts the update when the task failed (`Count Failed Values`).
     pub count_failed: bool,
+    /// Which GPU task metric it is ([`GPU_TASK_METRICS`]), if one.
+    pub gpu: Option<u8>,
 }
 
 /// The non-internal numeric accumulator updates of a task. Internal task metrics
@@ -660,6 +726,7 @@ fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
                 id,
                 update,
                 count_failed: r.count_failed_values != Some(false),
+                gpu: gpu_metric(name.as_bytes()),
             });
         }
     }
@@ -1235,7 +1302,8 @@ mod tests {
             vec![AccUpdate {
                 id: 5,
                 update: 25000,
-                count_failed: true
+                count_failed: true,
+                gpu: None
             }]
         );
         let m = t.metrics.unwrap();
@@ -1411,13 +1479,14 @@ mod scan_tests {
                                 }
                                 let update = match &e["Update"] {
                                     serde_json::Value::Number(n) => n.as_i64(),
-                                    serde_json::Value::String(s) => s.trim().parse().ok(),
+                                    serde_json::Value::String(s) => num_from_str(s),
                                     _ => None,
                                 }?;
                                 Some(AccUpdate {
                                     id: e["ID"].as_i64()?,
                                     update,
                                     count_failed: e["Count Failed Values"].as_bool() != Some(false),
+                                    gpu: e["Name"].as_str().and_then(|n| gpu_metric(n.as_bytes())),
                                 })
                             })
                             .collect()

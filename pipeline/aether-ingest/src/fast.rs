@@ -438,6 +438,7 @@ fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
         id,
         update,
         count_failed: count_failed != Some(false),
+        gpu: crate::events::gpu_metric(name),
     }))
 }
 
@@ -489,6 +490,7 @@ fn acc_update_any_order(obj: &[u8]) -> Option<Option<AccUpdate>> {
             id,
             update,
             count_failed: count_failed != Some(false),
+            gpu: crate::events::gpu_metric(name),
         }),
         _ => None,
     })
@@ -554,7 +556,7 @@ mod tests {
         let u = |s: &[u8]| acc_update(s);
         assert_eq!(
             u(br#"{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000","Internal":true,"Count Failed Values":true,"Metadata":"sql"}"#),
-            Some(Some(AccUpdate { id: 5, update: 25000, count_failed: true }))
+            Some(Some(AccUpdate { id: 5, update: 25000, count_failed: true, gpu: None }))
         );
         assert_eq!(
             u(br#"{"ID":6,"Name":"internal.metrics.x","Update":1}"#),

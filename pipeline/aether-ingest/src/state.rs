@@ -181,6 +181,9 @@ pub struct AppState {
     metric_defs: Vec<MetricDef>,
     plans: Vec<PlanGraph>,
     accum_task: HashMap<i64, AccAgg>,
+    /// GPU task metrics by (stage, metric): samples, sum, max, min, sum of squares, and the
+    /// accumulator the tasks updated (for the value StageCompleted lists)
+    gpu_metrics: std::collections::BTreeMap<(i64, u8), (i64, i64, i64, i64, f64, i64)>,
     /// driver-side updates by (accumulator, SQL execution)
     accum_driver: HashMap<(i64, i64), i64>,
     resource_profiles: Vec<ResourceProfileRow>,
@@ -515,6 +518,21 @@ impl AppState {
         };
         let succeeded = status == "success";
         for a in &info.accumulables.0 {
+            if let Some(k) = a.gpu {
+                let e = self.gpu_metrics.entry((t.stage_id, k)).or_insert((
+                    0,
+                    0,
+                    i64::MIN,
+                    i64::MAX,
+                    0.0,
+                    a.id,
+                ));
+                e.0 += 1;
+                e.1 = e.1.saturating_add(a.update);
+                e.2 = e.2.max(a.update);
+                e.3 = e.3.min(a.update);
+                e.4 += (a.update as f64) * (a.update as f64);
+            }
             let agg = self.accum_task.entry(a.id).or_default();
             if succeeded || a.count_failed {
                 *agg.total.get_or_insert(0) += a.update;
@@ -752,6 +770,29 @@ impl AppState {
             j.failure_reason.append_option(r.failure_reason.as_deref());
         }
         out.push((Jobs::NAME, j.finish(&key)));
+
+        let mut g = StageGpuMetrics::default();
+        for (&(stage, k), &(n, task_sum, max, min, sq, id)) in &self.gpu_metrics {
+            let (name, unit, kind) = crate::events::GPU_TASK_METRICS[k as usize];
+            // the tasks' ms are each cut to whole ms; the stage's own total is exact: the larger
+            let completed = self
+                .accum_task
+                .get(&id)
+                .and_then(|a| a.stages.iter().find(|s| s.stage == stage))
+                .and_then(|s| s.completed);
+            let sum = completed.map_or(task_sum, |c| c.max(task_sum));
+            g.stage_id.append_value(stage);
+            g.metric.append_value(name);
+            g.unit.append_value(unit);
+            g.kind.append_value(kind);
+            g.samples.append_value(n);
+            g.sum.append_value(sum);
+            g.task_sum.append_value(task_sum);
+            g.max.append_value(max);
+            g.min.append_value(min);
+            g.sum_squares.append_value(sq);
+        }
+        out.push((StageGpuMetrics::NAME, g.finish(&key)));
 
         let mut s = Stages::default();
         for r in &self.stages {

@@ -331,6 +331,28 @@ table! {
     }
 }
 
+table! {
+    /// The RAPIDS plugin's GPU task metrics per stage (task accumulators such as gpuTime and
+    /// gpuSemaphoreWait, durations in ms): how many task ends reported each, the stage's total,
+    /// the tasks' sum, largest, smallest and sum of squares (for means and deviations at any
+    /// level).
+    StageGpuMetrics = "stage_gpu_metrics", key ["app_id", "app_attempt_id"] {
+        stage_id: I64,
+        metric: Str,
+        unit: Str,
+        /// `sum` (a quantity) or `max` (a per-task peak, whose sum means nothing).
+        kind: Str,
+        samples: I64,
+        /// The stage's total: the larger of the tasks' sum and the value StageCompleted listed.
+        sum: I64,
+        /// The tasks' updates summed (each in whole ms for durations).
+        task_sum: I64,
+        max: I64,
+        min: I64,
+        sum_squares: F64,
+    }
+}
+
 /// Every table name with its schema, in the order they are registered.
 pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
     vec![
@@ -347,5 +369,6 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (IngestErrors::NAME, IngestErrors::schema()),
         (EventCounts::NAME, EventCounts::schema()),
         (IgnoredFields::NAME, IgnoredFields::schema()),
+        (StageGpuMetrics::NAME, StageGpuMetrics::schema()),
     ]
 }

@@ -737,6 +737,9 @@ pub const VIEWS: &[&str] = &[
     "profile_sql_level_aggregated_task_metrics",
     "profile_failed_stages",
     "profile_failed_jobs",
+    "profile_gpu_stage_level_aggregated_task_metrics",
+    "profile_gpu_sql_level_aggregated_task_metrics",
+    "profile_gpu_app_level_aggregated_task_metrics",
     "profile_cpu_fallbacks",
     "profile_slowness",
     "profile_health",
@@ -762,6 +765,18 @@ pub const TABLES: &[(&str, &str)] = &[
     ),
     ("failed_stages", "profile_failed_stages"),
     ("failed_jobs", "profile_failed_jobs"),
+    (
+        "gpu_stage_level_aggregated_task_metrics",
+        "profile_gpu_stage_level_aggregated_task_metrics",
+    ),
+    (
+        "gpu_sql_level_aggregated_task_metrics",
+        "profile_gpu_sql_level_aggregated_task_metrics",
+    ),
+    (
+        "gpu_app_level_aggregated_task_metrics",
+        "profile_gpu_app_level_aggregated_task_metrics",
+    ),
     ("cpu_fallbacks", "profile_cpu_fallbacks"),
     ("slowness", "profile_slowness"),
     ("health", "profile_health"),

@@ -97,6 +97,18 @@ struct PlanGraph {
 
 /// A SQL-metric accumulator: the sum of the task updates Spark counts, and the stages whose
 /// tasks or `Stage Info` listed it, with what each stage reported.
+/// One GPU task metric of one stage: the task ends that reported it, their sum, largest,
+/// smallest and sum of squares, and the accumulator they updated (for the value StageCompleted
+/// lists).
+struct GpuStat {
+    samples: i64,
+    sum: i64,
+    max: i64,
+    min: i64,
+    sum_squares: f64,
+    accumulator: i64,
+}
+
 #[derive(Default)]
 struct AccAgg {
     total: Option<i64>,
@@ -183,7 +195,7 @@ pub struct AppState {
     accum_task: HashMap<i64, AccAgg>,
     /// GPU task metrics by (stage, metric): samples, sum, max, min, sum of squares, and the
     /// accumulator the tasks updated (for the value StageCompleted lists)
-    gpu_metrics: std::collections::BTreeMap<(i64, u8), (i64, i64, i64, i64, f64, i64)>,
+    gpu_metrics: std::collections::BTreeMap<(i64, u8), GpuStat>,
     /// driver-side updates by (accumulator, SQL execution)
     accum_driver: HashMap<(i64, i64), i64>,
     resource_profiles: Vec<ResourceProfileRow>,
@@ -519,19 +531,19 @@ impl AppState {
         let succeeded = status == "success";
         for a in &info.accumulables.0 {
             if let Some(k) = a.gpu {
-                let e = self.gpu_metrics.entry((t.stage_id, k)).or_insert((
-                    0,
-                    0,
-                    i64::MIN,
-                    i64::MAX,
-                    0.0,
-                    a.id,
-                ));
-                e.0 += 1;
-                e.1 = e.1.saturating_add(a.update);
-                e.2 = e.2.max(a.update);
-                e.3 = e.3.min(a.update);
-                e.4 += (a.update as f64) * (a.update as f64);
+                let e = self.gpu_metrics.entry((t.stage_id, k)).or_insert(GpuStat {
+                    samples: 0,
+                    sum: 0,
+                    max: i64::MIN,
+                    min: i64::MAX,
+                    sum_squares: 0.0,
+                    accumulator: a.id,
+                });
+                e.samples += 1;
+                e.sum = e.sum.saturating_add(a.update);
+                e.max = e.max.max(a.update);
+                e.min = e.min.min(a.update);
+                e.sum_squares += (a.update as f64) * (a.update as f64);
             }
             let agg = self.accum_task.entry(a.id).or_default();
             if succeeded || a.count_failed {
@@ -772,7 +784,15 @@ impl AppState {
         out.push((Jobs::NAME, j.finish(&key)));
 
         let mut g = StageGpuMetrics::default();
-        for (&(stage, k), &(n, task_sum, max, min, sq, id)) in &self.gpu_metrics {
+        for (&(stage, k), st) in &self.gpu_metrics {
+            let (n, task_sum, max, min, sq, id) = (
+                st.samples,
+                st.sum,
+                st.max,
+                st.min,
+                st.sum_squares,
+                st.accumulator,
+            );
             let (name, unit, kind) = crate::events::GPU_TASK_METRICS[k as usize];
             // the tasks' ms are each cut to whole ms; the stage's own total is exact: the larger
             let completed = self

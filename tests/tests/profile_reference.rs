@@ -239,6 +239,11 @@ const TABLES: &[(&str, &str)] = &[
         "gpu_app_level_aggregated_task_metrics",
         "profile_gpu_app_level_aggregated_task_metrics",
     ),
+    ("io_metrics", "profile_io_metrics"),
+    (
+        "sql_to_stage_information",
+        "profile_sql_to_stage_information",
+    ),
 ];
 
 #[test]

@@ -740,6 +740,8 @@ pub const VIEWS: &[&str] = &[
     "profile_gpu_stage_level_aggregated_task_metrics",
     "profile_gpu_sql_level_aggregated_task_metrics",
     "profile_gpu_app_level_aggregated_task_metrics",
+    "profile_io_metrics",
+    "profile_sql_to_stage_information",
     "profile_cpu_fallbacks",
     "profile_slowness",
     "profile_health",
@@ -776,6 +778,11 @@ pub const TABLES: &[(&str, &str)] = &[
     (
         "gpu_app_level_aggregated_task_metrics",
         "profile_gpu_app_level_aggregated_task_metrics",
+    ),
+    ("io_metrics", "profile_io_metrics"),
+    (
+        "sql_to_stage_information",
+        "profile_sql_to_stage_information",
     ),
     ("cpu_fallbacks", "profile_cpu_fallbacks"),
     ("slowness", "profile_slowness"),

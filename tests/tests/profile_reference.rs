@@ -227,6 +227,7 @@ const TABLES: &[(&str, &str)] = &[
     ),
     ("failed_stages", "profile_failed_stages"),
     ("failed_jobs", "profile_failed_jobs"),
+    ("failed_tasks", "profile_failed_tasks"),
     (
         "gpu_stage_level_aggregated_task_metrics",
         "profile_gpu_stage_level_aggregated_task_metrics",

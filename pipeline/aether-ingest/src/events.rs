@@ -401,6 +401,9 @@ pub struct TaskEndReason {
     pub kill_reason: Option<String>,
     #[serde(rename = "Loss Reason")]
     pub loss_reason: Option<String>,
+    /// The exception with its stack trace as the executor printed it (ExceptionFailure).
+    #[serde(rename = "Full Stack Trace")]
+    pub full_stack_trace: Option<String>,
 }
 
 /// One accumulator update of a task that feeds a SQL metric.
@@ -849,6 +852,9 @@ pub struct TaskEnd {
     pub stage_id: i64,
     #[serde(rename = "Stage Attempt ID", default)]
     pub stage_attempt_id: Num,
+    /// ShuffleMapTask or ResultTask.
+    #[serde(rename = "Task Type")]
+    pub task_type: Option<String>,
     #[serde(rename = "Task End Reason", default)]
     pub reason: TaskEndReason,
     #[serde(rename = "Task Info")]

@@ -232,6 +232,7 @@ fn reason(c: &mut Cur, k: &[u8], r: &mut TaskEndReason) -> Option<()> {
         b"Description" => r.description = c.opt_string()?,
         b"Kill Reason" => r.kill_reason = c.opt_string()?,
         b"Loss Reason" => r.loss_reason = c.opt_string()?,
+        b"Full Stack Trace" => r.full_stack_trace = c.opt_string()?,
         _ => c.skip()?,
     }
     Some(())
@@ -333,6 +334,7 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
     let mut c = Cur { b: line, i: 0 };
     let mut stage_id = None;
     let mut stage_attempt_id = Num(None);
+    let mut task_type = None;
     let mut reason_v = TaskEndReason::default();
     let mut info_v = None;
     let mut metrics_v = None;
@@ -340,6 +342,7 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
         match k {
             b"Stage ID" => stage_id = Some(c.int()?),
             b"Stage Attempt ID" => stage_attempt_id = c.num()?,
+            b"Task Type" => task_type = c.opt_string()?,
             b"Task End Reason" => {
                 reason_v = c
                     .opt_object(|c, k, r: &mut TaskEndReason| reason(c, k, r))?
@@ -368,6 +371,7 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
     Some(TaskEnd {
         stage_id: stage_id?,
         stage_attempt_id,
+        task_type,
         reason: reason_v,
         info: info_v?,
         metrics: metrics_v,

@@ -588,6 +588,12 @@ impl AppState {
             })
         };
         b.end_reason.append_option(end_reason);
+        let task_type = t.task_type;
+        let failure_detail = if succeeded {
+            None
+        } else {
+            t.reason.full_stack_trace.clone()
+        };
         let m = t.metrics.unwrap_or_default();
         let has = |n: Num| n.0;
         b.executor_run_time_ms
@@ -638,6 +644,8 @@ impl AppState {
         b.shuffle_write_time_ns.append_option(sw.write_time.0);
         b.shuffle_records_written
             .append_option(sw.records_written.0);
+        b.task_type.append_option(task_type.as_deref());
+        b.failure_detail.append_option(failure_detail.as_deref());
     }
 
     /// Flatten a plan tree the way Spark's `SparkPlanGraph` numbers its nodes: pre-order ids,

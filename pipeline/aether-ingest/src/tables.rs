@@ -239,6 +239,10 @@ table! {
         shuffle_bytes_written: I64,
         shuffle_write_time_ns: I64,
         shuffle_records_written: I64,
+        /// ShuffleMapTask or ResultTask.
+        task_type: Str,
+        /// A failed task's exception with its stack trace, as the executor printed it.
+        failure_detail: Str,
     }
 }
 

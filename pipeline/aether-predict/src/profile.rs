@@ -737,6 +737,7 @@ pub const VIEWS: &[&str] = &[
     "profile_sql_level_aggregated_task_metrics",
     "profile_failed_stages",
     "profile_failed_jobs",
+    "profile_failed_tasks",
     "profile_gpu_stage_level_aggregated_task_metrics",
     "profile_gpu_sql_level_aggregated_task_metrics",
     "profile_gpu_app_level_aggregated_task_metrics",
@@ -767,6 +768,7 @@ pub const TABLES: &[(&str, &str)] = &[
     ),
     ("failed_stages", "profile_failed_stages"),
     ("failed_jobs", "profile_failed_jobs"),
+    ("failed_tasks", "profile_failed_tasks"),
     (
         "gpu_stage_level_aggregated_task_metrics",
         "profile_gpu_stage_level_aggregated_task_metrics",

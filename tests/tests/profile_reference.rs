@@ -245,6 +245,11 @@ const TABLES: &[(&str, &str)] = &[
         "sql_to_stage_information",
         "profile_sql_to_stage_information",
     ),
+    ("system_properties", "profile_system_properties"),
+    (
+        "spark_rapids_parameters_set_explicitly",
+        "profile_spark_rapids_parameters_set_explicitly",
+    ),
 ];
 
 #[test]

@@ -743,6 +743,8 @@ pub const VIEWS: &[&str] = &[
     "profile_gpu_app_level_aggregated_task_metrics",
     "profile_io_metrics",
     "profile_sql_to_stage_information",
+    "profile_system_properties",
+    "profile_spark_rapids_parameters_set_explicitly",
     "profile_cpu_fallbacks",
     "profile_slowness",
     "profile_health",

@@ -208,50 +208,6 @@ fn same(ours: &str, theirs: &str) -> bool {
     }
 }
 
-/// The profiler's tables aether writes the same, and the view of each.
-const TABLES: &[(&str, &str)] = &[
-    ("application_information", "profile_application_information"),
-    ("executor_information", "profile_executor_information"),
-    ("job_information", "profile_job_information"),
-    (
-        "stage_level_aggregated_task_metrics",
-        "profile_stage_level_aggregated_task_metrics",
-    ),
-    (
-        "job_level_aggregated_task_metrics",
-        "profile_job_level_aggregated_task_metrics",
-    ),
-    (
-        "sql_level_aggregated_task_metrics",
-        "profile_sql_level_aggregated_task_metrics",
-    ),
-    ("failed_stages", "profile_failed_stages"),
-    ("failed_jobs", "profile_failed_jobs"),
-    ("failed_tasks", "profile_failed_tasks"),
-    (
-        "gpu_stage_level_aggregated_task_metrics",
-        "profile_gpu_stage_level_aggregated_task_metrics",
-    ),
-    (
-        "gpu_sql_level_aggregated_task_metrics",
-        "profile_gpu_sql_level_aggregated_task_metrics",
-    ),
-    (
-        "gpu_app_level_aggregated_task_metrics",
-        "profile_gpu_app_level_aggregated_task_metrics",
-    ),
-    ("io_metrics", "profile_io_metrics"),
-    (
-        "sql_to_stage_information",
-        "profile_sql_to_stage_information",
-    ),
-    ("system_properties", "profile_system_properties"),
-    (
-        "spark_rapids_parameters_set_explicitly",
-        "profile_spark_rapids_parameters_set_explicitly",
-    ),
-];
-
 #[test]
 fn tables_equal_the_reference_profiler() {
     let dir = shared().join("anchor/golden/profile-dev");
@@ -268,7 +224,7 @@ fn tables_equal_the_reference_profiler() {
     let apps = golden(&dir.join("tuning_summary.log"));
     let mut report = Vec::new();
     let mut wrong = Vec::new();
-    for (table, view) in TABLES {
+    for (table, view) in aether_predict::profile::REFERENCE_TABLES {
         let (mut rows_ok, mut rows_all) = (0, 0);
         for app in apps.keys() {
             let Some((header, theirs)) =

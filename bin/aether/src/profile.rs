@@ -125,12 +125,39 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(aether_predict::profile::prepare(&ctx))?;
+    rt.block_on(aether_predict::profile::prepare_tables(&ctx))?;
     let inputs = rt.block_on(aether_predict::profile::inputs(&ctx))?;
     let apps = rt.block_on(aether_engine::analyze::json_rows(
         &ctx,
         "SELECT app_id, COALESCE(attempt_id, '') AS attempt_id, app_name, event_log FROM applications ORDER BY app_id",
     ))?;
+    // health and the causes of slowness of every app, each read once
+    let by_app = |rows: Vec<serde_json::Map<String, Value>>| {
+        let mut m: BTreeMap<String, Vec<serde_json::Map<String, Value>>> = BTreeMap::new();
+        for mut r in rows {
+            let id = r
+                .remove("app_id")
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            m.entry(id).or_default().push(r);
+        }
+        m
+    };
+    let health_rows: BTreeMap<String, serde_json::Map<String, Value>> = by_app(rt.block_on(
+        aether_engine::analyze::json_rows(
+            &ctx,
+            "SELECT *, format_bytes(memory_spilled_bytes) AS mem, format_bytes(disk_spilled_bytes) AS disk
+             FROM profile_health",
+        ),
+    )?)
+    .into_iter()
+    .filter_map(|(k, mut v)| Some((k, v.pop()?)))
+    .collect();
+    let mut slowness = by_app(rt.block_on(aether_engine::analyze::json_rows(
+        &ctx,
+        "SELECT app_id, rank, cause, time_ms, task_time_pct, detail, remedy FROM profile_slowness
+         ORDER BY app_id, rank",
+    ))?);
     let w = Worker::default();
     let mut history = History::open(&cfg.history_db())?;
     let mut out = Vec::new();
@@ -141,15 +168,8 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
             continue;
         };
         let tuning = aether_predict::profile::recommend(inp, &w);
-        let health = rt.block_on(aether_engine::analyze::json_rows(
-            &ctx,
-            &format!(
-                "SELECT gpu_oom_tasks FROM profile_health WHERE app_id = '{}'",
-                app_id.replace('\'', "''")
-            ),
-        ))?;
-        let gpu_oom_tasks = health
-            .first()
+        let gpu_oom_tasks = health_rows
+            .get(&app_id)
             .and_then(|r| r.get("gpu_oom_tasks"))
             .and_then(Value::as_i64)
             .unwrap_or(0);
@@ -191,27 +211,11 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
         eprintln!("error: no application could be profiled");
         return Ok(ExitCode::from(2));
     }
-    let mut slowness = BTreeMap::new();
+    // (only GPU runs are told their health and causes; the slowness view has only GPU runs)
+    slowness.retain(|id, _| out.iter().any(|p| &p.app_id == id && p.tuning.recommended));
     let mut health: BTreeMap<String, String> = BTreeMap::new();
     for p in out.iter().filter(|p| p.tuning.recommended) {
-        let rows = rt.block_on(aether_engine::analyze::json_rows(
-            &ctx,
-            &format!(
-                "SELECT rank, cause, time_ms, task_time_pct, detail, remedy FROM profile_slowness
-                 WHERE app_id = '{}' ORDER BY rank",
-                p.app_id.replace('\'', "''")
-            ),
-        ))?;
-        slowness.insert(p.app_id.clone(), rows);
-        let h = rt.block_on(aether_engine::analyze::json_rows(
-            &ctx,
-            &format!(
-                "SELECT *, format_bytes(memory_spilled_bytes) AS mem, format_bytes(disk_spilled_bytes) AS disk
-                 FROM profile_health WHERE app_id = '{}'",
-                p.app_id.replace('\'', "''")
-            ),
-        ))?;
-        if let Some(r) = h.first() {
+        if let Some(r) = health_rows.get(&p.app_id) {
             let g = |k: &str| {
                 r.get(k)
                     .map(|v| v.as_str().map(String::from).unwrap_or(v.to_string()))
@@ -241,7 +245,10 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
         write_outputs(dir, &out, &w)?;
         for p in &out {
             let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
-            for (file, view) in aether_predict::profile::TABLES {
+            let tables = aether_predict::profile::REFERENCE_TABLES
+                .iter()
+                .chain(aether_predict::profile::BEYOND_TABLES);
+            for (file, view) in tables {
                 let exclude = if *view == "profile_cpu_fallbacks" {
                     "app_id, stage_ids"
                 } else {

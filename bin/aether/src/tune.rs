@@ -171,7 +171,7 @@ fn neighbours(p: &Props) -> Vec<(String, Props)> {
         }
     }
     let key = "spark.sql.files.maxPartitionBytes";
-    let cur = p.get(key).and_then(|v| parse_mib(v)).unwrap_or(512);
+    let cur = p.get(key).and_then(|v| mib(v, false)).unwrap_or(512);
     for m in [(cur * 2).min(4096), (cur / 2).max(16)] {
         if m != cur {
             let mut q = p.clone();
@@ -182,17 +182,10 @@ fn neighbours(p: &Props) -> Vec<(String, Props)> {
     out
 }
 
-fn parse_mib(v: &str) -> Option<i64> {
-    let t = v.trim().to_ascii_lowercase();
-    let n: String = t.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let n: i64 = n.parse().ok()?;
-    Some(match &t[t.len().min(n.to_string().len())..] {
-        "g" | "gb" => n * 1024,
-        "m" | "mb" => n,
-        "k" | "kb" => n / 1024,
-        "b" | "" => n >> 20,
-        _ => return None,
-    })
+/// A memory value in MiB (a bare number is bytes, or MiB when `bare_is_mib`), as Spark reads
+/// the property.
+fn mib(v: &str, bare_is_mib: bool) -> Option<i64> {
+    aether_predict::autotuner::parse_bytes(v, bare_is_mib).map(|b| b >> 20)
 }
 
 /// What a GPU out-of-memory failure calls for (a failed run in the loop, a profile that saw GPU
@@ -208,7 +201,7 @@ pub(crate) fn remedies(p: &Props) -> Props {
     set_partitions(&mut q, partitions(p) * 2);
     let mpb = p
         .get("spark.sql.files.maxPartitionBytes")
-        .and_then(|v| parse_mib(v))
+        .and_then(|v| mib(v, false))
         .unwrap_or(512);
     q.insert(
         "spark.sql.files.maxPartitionBytes".into(),
@@ -216,7 +209,7 @@ pub(crate) fn remedies(p: &Props) -> Props {
     );
     if let Some(o) = p
         .get("spark.executor.memoryOverhead")
-        .and_then(|v| parse_mib(v))
+        .and_then(|v| mib(v, true))
     {
         q.insert(
             "spark.executor.memoryOverhead".into(),

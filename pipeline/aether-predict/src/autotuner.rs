@@ -111,7 +111,7 @@ pub fn memory_fits(t: &Target) -> bool {
 }
 
 /// Bytes of a memory value (`4g`, `512MiB`, a bare number in `mib`-or-bytes).
-pub(crate) fn parse_bytes(v: &str, mib: bool) -> Option<i64> {
+pub fn parse_bytes(v: &str, mib: bool) -> Option<i64> {
     let t = v.trim().to_ascii_lowercase();
     let num_end = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -195,6 +195,46 @@ pub(crate) fn version_at_least(v: &str, min: &[i64]) -> bool {
         std::cmp::Ordering::Less => false,
         std::cmp::Ordering::Equal => !v.to_ascii_uppercase().contains("SNAPSHOT"),
     }
+}
+
+/// Shuffle reader/writer threads for an executor's cores (none under 4 cores).
+pub(crate) fn shuffle_threads(cores: i64) -> Option<i64> {
+    match cores {
+        c if c < 4 => None,
+        c if c < 16 => Some(20),
+        c if c < 20 => Some(28),
+        c => Some((c as f64 * 1.5) as i64),
+    }
+}
+
+/// Multi-threaded file-reading threads for an executor's cores (cloud storage).
+pub(crate) fn read_threads(cores: i64) -> i64 {
+    match cores {
+        c if c < 8 => 20.max(c),
+        c if c < 16 => 40.max(c),
+        c if c < 20 => 80.max(c),
+        c => (2 * c).clamp(20, 1000),
+    }
+}
+
+/// The executor memory taken by off-heap (when enabled) and PySpark memory, MiB, with `get`
+/// giving each property's value.
+pub(crate) fn offheap_and_pyspark_mib(get: impl Fn(&str) -> Option<String>) -> i64 {
+    let offheap = if get("spark.memory.offHeap.enabled")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
+        get("spark.memory.offHeap.size")
+            .and_then(|v| parse_bytes(&v, false))
+            .unwrap_or(0)
+            >> 20
+    } else {
+        0
+    };
+    let pyspark = get("spark.executor.pyspark.memory")
+        .and_then(|v| parse_bytes(&v, true))
+        .unwrap_or(0)
+        >> 20;
+    offheap + pyspark
 }
 
 /// The cores and executors of the CPU run as the AutoTuner counts them: `spark.executor.cores`
@@ -416,23 +456,7 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
         );
         // memory, MiB
         let (heap, usable, base_overhead) = memory_plan(t);
-        let offheap = if r
-            .get("spark.memory.offHeap.enabled")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-        {
-            r.get("spark.memory.offHeap.size")
-                .and_then(|v| parse_bytes(&v, false))
-                .unwrap_or(0)
-                >> 20
-        } else {
-            0
-        };
-        let pyspark = r
-            .get("spark.executor.pyspark.memory")
-            .and_then(|v| parse_bytes(&v, true))
-            .unwrap_or(0)
-            >> 20;
-        let left = usable - heap - offheap - pyspark;
+        let left = usable - heap - offheap_and_pyspark_mib(|k| r.get(k));
         let master = r.get("spark.master").unwrap_or_default();
         if left >= base_overhead + 2048 + 2048 {
             let pinned = 8192.min((left - base_overhead) / 2);
@@ -460,15 +484,7 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
             r.set_raw("spark.executor.memoryOverhead", FILL_IN, why);
             r.set_raw("spark.executor.memory", FILL_IN, why);
         }
-        let threads = if c < 4 {
-            None
-        } else if c < 16 {
-            Some(20)
-        } else if c < 20 {
-            Some(28)
-        } else {
-            Some((c as f64 * 1.5) as i64)
-        };
+        let threads = shuffle_threads(c);
         if let Some(n) = threads {
             for k in [
                 "spark.rapids.shuffle.multiThreaded.reader.threads",
@@ -481,12 +497,7 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
                 );
             }
         }
-        let read_threads = match c {
-            c if c < 8 => 20.max(c),
-            c if c < 16 => 40.max(c),
-            c if c < 20 => 80.max(c),
-            c => (2 * c).clamp(20, 1000),
-        };
+        let read_threads = read_threads(c);
         r.set(
             "spark.rapids.sql.multiThreadedRead.numThreads",
             &read_threads.to_string(),

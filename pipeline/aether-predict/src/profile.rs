@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::autotuner::{
-    ConfType, TunerInputs, format_bytes, normalize, parse_bytes, version_at_least,
+    ConfType, TunerInputs, format_bytes, normalize, offheap_and_pyspark_mib, parse_bytes,
+    read_threads, shuffle_threads, version_at_least,
 };
 use crate::qualify::{i, rows_by_app};
 
@@ -254,20 +255,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     // memory, MiB
     let heap = (w.memory_mib / w.gpus.max(1)).min(2048 * cores);
     let usable = (w.memory_mib as f64 * (1.0 - w.reserved_fraction)) as i64 / w.gpus.max(1);
-    let offheap = if t.is_true("spark.memory.offHeap.enabled") {
-        t.get("spark.memory.offHeap.size")
-            .and_then(|v| parse_bytes(&v, false))
-            .unwrap_or(0)
-            >> 20
-    } else {
-        0
-    };
-    let pyspark = t
-        .get("spark.executor.pyspark.memory")
-        .and_then(|v| parse_bytes(&v, true))
-        .unwrap_or(0)
-        >> 20;
-    let left = usable - heap - offheap - pyspark;
+    let left = usable - heap - offheap_and_pyspark_mib(|k| t.get(k));
     let jvm_overhead = heap / 10;
     let pinned = 8192.min((left - jvm_overhead) / 2);
     if pinned > 0 {
@@ -307,13 +295,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         "spark.rapids.sql.batchSizeBytes",
         &BATCH_SIZE_BYTES.to_string(),
     );
-    let threads = match cores {
-        c if c < 4 => None,
-        c if c < 16 => Some(20),
-        c if c < 20 => Some(28),
-        c => Some((c as f64 * 1.5) as i64),
-    };
-    if let Some(n) = threads {
+    if let Some(n) = shuffle_threads(cores) {
         t.set(
             "spark.rapids.shuffle.multiThreaded.reader.threads",
             &n.to_string(),
@@ -323,15 +305,9 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             &n.to_string(),
         );
     }
-    let read_threads = match cores {
-        c if c < 8 => 20.max(c),
-        c if c < 16 => 40.max(c),
-        c if c < 20 => 80.max(c),
-        c => (2 * c).clamp(20, 1000),
-    };
     t.set(
         "spark.rapids.sql.multiThreadedRead.numThreads",
-        &read_threads.to_string(),
+        &read_threads(cores).to_string(),
     );
     if cores >= 16 {
         t.set(
@@ -725,34 +701,9 @@ fn f64_of(v: Option<&Value>) -> Option<f64> {
     })
 }
 
-/// The views [`inputs`] and `aether profile` read: the reference profiler's tables
-/// (`profile_<table>`, equal to its CSVs) and what a GPU run tells beyond them.
-pub const VIEWS: &[&str] = &[
-    "stage_jobs",
-    "profile_application_information",
-    "profile_executor_information",
-    "profile_job_information",
-    "profile_stage_level_aggregated_task_metrics",
-    "profile_job_level_aggregated_task_metrics",
-    "profile_sql_level_aggregated_task_metrics",
-    "profile_failed_stages",
-    "profile_failed_jobs",
-    "profile_failed_tasks",
-    "profile_gpu_stage_level_aggregated_task_metrics",
-    "profile_gpu_sql_level_aggregated_task_metrics",
-    "profile_gpu_app_level_aggregated_task_metrics",
-    "profile_io_metrics",
-    "profile_sql_to_stage_information",
-    "profile_system_properties",
-    "profile_spark_rapids_parameters_set_explicitly",
-    "profile_cpu_fallbacks",
-    "profile_slowness",
-    "profile_health",
-];
-
-/// The tables `aether profile --output` writes per app: (file name, view); list columns are
-/// written by their text twin (`stage_ids` as `stages`).
-pub const TABLES: &[(&str, &str)] = &[
+/// The reference profiler's per-app tables aether writes the same: (table, view); each view
+/// (`sql/profile_<table>.sql`) equals the reference's CSV of that name.
+pub const REFERENCE_TABLES: &[(&str, &str)] = &[
     ("application_information", "profile_application_information"),
     ("executor_information", "profile_executor_information"),
     ("job_information", "profile_job_information"),
@@ -788,14 +739,39 @@ pub const TABLES: &[(&str, &str)] = &[
         "sql_to_stage_information",
         "profile_sql_to_stage_information",
     ),
+    ("system_properties", "profile_system_properties"),
+    (
+        "spark_rapids_parameters_set_explicitly",
+        "profile_spark_rapids_parameters_set_explicitly",
+    ),
+];
+
+/// What a GPU run tells beyond the reference's tables: (table, view); list columns are written
+/// by their text twin (`stage_ids` as `stages`).
+pub const BEYOND_TABLES: &[(&str, &str)] = &[
     ("cpu_fallbacks", "profile_cpu_fallbacks"),
     ("slowness", "profile_slowness"),
     ("health", "profile_health"),
 ];
 
-/// Register what [`inputs`] needs over the base tables of `ctx`.
+/// Register what [`inputs`] reads over the base tables of `ctx`.
 pub async fn prepare(ctx: &SessionContext) -> Result<()> {
-    aether_engine::views::register_views_materialized(ctx, &Default::default(), VIEWS).await?;
+    aether_engine::views::register_views_materialized(ctx, &Default::default(), &["stage_jobs"])
+        .await?;
+    Ok(())
+}
+
+/// Register what [`inputs`] and every table of `aether profile` read, each view computed once.
+pub async fn prepare_tables(ctx: &SessionContext) -> Result<()> {
+    let views: Vec<&str> = std::iter::once("stage_jobs")
+        .chain(
+            REFERENCE_TABLES
+                .iter()
+                .chain(BEYOND_TABLES)
+                .map(|(_, v)| *v),
+        )
+        .collect();
+    aether_engine::views::register_views_materialized(ctx, &Default::default(), &views).await?;
     Ok(())
 }
 

@@ -28,16 +28,9 @@ e AS (
            string_agg(DISTINCT removed_reason, '; ') AS removed_reasons
     FROM executors GROUP BY app_id
 ),
-sr AS (
-    SELECT app_id, stage_id, stage_attempt_id,
-           shuffle_remote_bytes_read + shuffle_local_bytes_read AS r FROM tasks
-),
 skew AS (
-    SELECT x.app_id, COUNT(DISTINCT x.stage_id) AS skewed_stages
-    FROM sr x JOIN (SELECT app_id, stage_id, stage_attempt_id, AVG(r) AS m FROM sr GROUP BY 1, 2, 3) a
-      ON a.app_id = x.app_id AND a.stage_id = x.stage_id AND a.stage_attempt_id = x.stage_attempt_id
-    WHERE x.r > 3 * a.m AND x.r > 104857600
-    GROUP BY x.app_id
+    SELECT app_id, COUNT(DISTINCT "stageId") AS skewed_stages
+    FROM profile_shuffle_skew_check GROUP BY app_id
 )
 SELECT
     a.app_id,

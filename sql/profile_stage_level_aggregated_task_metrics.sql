@@ -1,7 +1,10 @@
 -- The profiler's stage_level_aggregated_task_metrics: per stage that ran, its tasks' metrics
--- (profile_task_agg) and the stage's own duration (its longest attempt).
+-- (profile_task_agg) and the stage's own duration: its attempt's, or the sum of its attempts'
+-- (an unfinished one counting 0), as the profiler adds up the attempts of a retried stage.
 WITH d AS (
-    SELECT app_id, stage_id, MAX(complete_ms - submit_ms) AS duration
+    SELECT app_id, stage_id,
+           CASE WHEN COUNT(*) = 1 THEN MAX(complete_ms - submit_ms)
+                ELSE SUM(COALESCE(complete_ms - submit_ms, 0)) END AS duration
     FROM stages WHERE submit_ms IS NOT NULL GROUP BY app_id, stage_id
 )
 SELECT

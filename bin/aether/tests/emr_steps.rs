@@ -291,7 +291,11 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     );
     assert_eq!(prod_before, prod_after, "production outputs untouched");
 
-    // 4. tune: three more real runs on the cluster, each profiled into the next config
+    // 4. tune: more real runs on the cluster, each profiled into the next config; the second
+    // is forced to fail (the emulator's step dies of an OutOfMemoryError): recorded, and its
+    // remedies are the next config, the loop goes on
+    emu.control("steps", Some(serde_json::json!({"mode": "normal"})));
+    emu.control("steps", Some(serde_json::json!({"mode": "fail"})));
     let o = emu
         .aether(&home)
         .args([
@@ -305,7 +309,7 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
             "--min_tuning_iterations",
             "3",
             "--max_tuning_iterations",
-            "3",
+            "4",
         ])
         .output()
         .unwrap();
@@ -315,7 +319,8 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
         .lines()
         .filter(|l| l.starts_with("iteration "))
         .collect();
-    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines.len() >= 3, "{stdout}");
+    assert!(lines[1].contains("FAILED"), "{stdout}");
     assert!(stdout.contains("best: run "), "{stdout}");
     let (n, done, best): (i64, String, i64) = db
         .query_row(
@@ -326,7 +331,25 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .unwrap();
-    assert_eq!((n, done.as_str()), (3, "DONE"));
+    assert_eq!(
+        (n, done.as_str()),
+        (lines.len() as i64 - 1, "DONE"),
+        "{stdout}"
+    );
+    let (failed_status, decision, next_config, failed_config): (String, String, i64, i64) = db
+        .query_row(
+            "SELECT r.status, i.decision,
+                    (SELECT config_id FROM tune_iterations WHERE tune_id = 1 AND iteration = 3),
+                    i.config_id
+             FROM tune_iterations i JOIN runs r USING (run_id)
+             WHERE i.tune_id = 1 AND i.iteration = 2",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(failed_status, "FAILED");
+    assert!(decision.starts_with("failed"), "{decision}");
+    assert_ne!(next_config, failed_config, "the remedies are a new config");
     let fastest: i64 = db
         .query_row(
             "SELECT run_id FROM tune_iterations WHERE tune_id = 1 AND status = 'COMPLETED'

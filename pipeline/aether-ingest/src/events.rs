@@ -404,6 +404,89 @@ pub struct TaskEndReason {
     /// The exception with its stack trace as the executor printed it (ExceptionFailure).
     #[serde(rename = "Full Stack Trace")]
     pub full_stack_trace: Option<String>,
+    /// ExecutorLostFailure: the executor, and whether the task's own work killed it.
+    #[serde(rename = "Executor ID")]
+    pub executor_id: Option<String>,
+    #[serde(rename = "Exit Caused By App")]
+    pub exit_caused_by_app: Option<bool>,
+    /// FetchFailed: where the block was, which shuffle block, and the fetch's error.
+    #[serde(rename = "Block Manager Address")]
+    pub block_manager: Option<BlockManagerAddress>,
+    #[serde(rename = "Shuffle ID", default)]
+    pub shuffle_id: Num,
+    #[serde(rename = "Map ID", default)]
+    pub map_id: Num,
+    #[serde(rename = "Map Index", default)]
+    pub map_index: Num,
+    #[serde(rename = "Reduce ID", default)]
+    pub reduce_id: Num,
+    #[serde(rename = "Message")]
+    pub message: Option<String>,
+}
+
+/// A block manager's address in a FetchFailed reason.
+#[derive(Deserialize, Debug, Default, Clone, PartialEq)]
+pub struct BlockManagerAddress {
+    #[serde(rename = "Executor ID")]
+    pub executor_id: Option<String>,
+    #[serde(rename = "Host")]
+    pub host: Option<String>,
+    #[serde(rename = "Port", default)]
+    pub port: Num,
+}
+
+impl TaskEndReason {
+    /// The reason as Spark's `TaskEndReason.toErrorString` renders it (ExceptionFailure: its full
+    /// stack trace); `None` for Success and the kinds it does not know.
+    pub fn error_string(&self) -> Option<String> {
+        let n = |v: Num| v.0.map(|x| x.to_string()).unwrap_or_else(|| "null".into());
+        match self.reason.as_deref()? {
+            "ExceptionFailure" => self.full_stack_trace.clone(),
+            "TaskKilled" => Some(format!(
+                "TaskKilled ({})",
+                self.kill_reason.as_deref().unwrap_or("unknown reason")
+            )),
+            "Resubmitted" => Some("Resubmitted (resubmitted due to lost executor)".into()),
+            "TaskResultLost" => Some("TaskResultLost (result lost from block manager)".into()),
+            "UnknownReason" => Some("UnknownReason".into()),
+            "ExecutorLostFailure" => {
+                let exit = if self.exit_caused_by_app.unwrap_or(true) {
+                    "caused by one of the running tasks"
+                } else {
+                    "unrelated to the running tasks"
+                };
+                let reason = self
+                    .loss_reason
+                    .as_deref()
+                    .map(|r| format!(" Reason: {r}"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "ExecutorLostFailure (executor {} exited {exit}){reason}",
+                    self.executor_id.as_deref().unwrap_or("null")
+                ))
+            }
+            "FetchFailed" => {
+                let bm = match &self.block_manager {
+                    Some(b) => format!(
+                        "BlockManagerId({}, {}, {}, None)",
+                        b.executor_id.as_deref().unwrap_or("null"),
+                        b.host.as_deref().unwrap_or("null"),
+                        n(b.port)
+                    ),
+                    None => "null".into(),
+                };
+                Some(format!(
+                    "FetchFailed({bm}, shuffleId={}, mapIndex={}, mapId={}, reduceId={}, message=\n{}\n)",
+                    n(self.shuffle_id),
+                    n(self.map_index),
+                    n(self.map_id),
+                    n(self.reduce_id),
+                    self.message.as_deref().unwrap_or("null")
+                ))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One accumulator update of a task that feeds a SQL metric.
@@ -950,6 +1033,15 @@ pub struct BlockManagerAdded {
     pub timestamp: Num,
 }
 
+/// A block manager removed (its executor lost or stopped).
+#[derive(Deserialize, Debug)]
+pub struct BlockManagerRemoved {
+    #[serde(rename = "Block Manager ID", default)]
+    pub id: BlockManagerId,
+    #[serde(rename = "Timestamp", default)]
+    pub timestamp: Num,
+}
+
 /// The amount of one resource in a resource profile (executor: integer, task: fractional).
 #[derive(Deserialize, Debug, Default)]
 pub struct ResourceAmount {
@@ -1014,6 +1106,7 @@ pub enum Kind {
     SqlAdaptiveMetricUpdates,
     DriverAccumUpdates,
     BlockManagerAdded,
+    BlockManagerRemoved,
     ResourceProfileAdded,
     DbcMetadata,
 }
@@ -1041,6 +1134,7 @@ impl Kind {
             b"SparkListenerSQLAdaptiveSQLMetricUpdates" => Kind::SqlAdaptiveMetricUpdates,
             b"SparkListenerDriverAccumUpdates" => Kind::DriverAccumUpdates,
             b"SparkListenerBlockManagerAdded" => Kind::BlockManagerAdded,
+            b"SparkListenerBlockManagerRemoved" => Kind::BlockManagerRemoved,
             b"SparkListenerResourceProfileAdded" => Kind::ResourceProfileAdded,
             b"DBCEventLoggingListenerMetadata" => Kind::DbcMetadata,
             _ => return None,
@@ -1097,6 +1191,7 @@ impl Kind {
             Kind::SqlAdaptiveMetricUpdates => fields_of::<SqlAdaptiveMetricUpdates>(),
             Kind::DriverAccumUpdates => fields_of::<DriverAccumUpdates>(),
             Kind::BlockManagerAdded => fields_of::<BlockManagerAdded>(),
+            Kind::BlockManagerRemoved => fields_of::<BlockManagerRemoved>(),
             Kind::ResourceProfileAdded => fields_of::<ResourceProfileAdded>(),
             Kind::DbcMetadata => fields_of::<DbcMetadata>(),
         }
@@ -1135,6 +1230,7 @@ pub enum Event {
     SqlAdaptiveMetricUpdates(SqlAdaptiveMetricUpdates),
     DriverAccumUpdates(DriverAccumUpdates),
     BlockManagerAdded(BlockManagerAdded),
+    BlockManagerRemoved(BlockManagerRemoved),
     ResourceProfileAdded(ResourceProfileAdded),
     DbcMetadata(DbcMetadata),
 }
@@ -1285,6 +1381,7 @@ pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
         Kind::SqlAdaptiveMetricUpdates => Event::SqlAdaptiveMetricUpdates(de(trimmed)?),
         Kind::DriverAccumUpdates => Event::DriverAccumUpdates(de(trimmed)?),
         Kind::BlockManagerAdded => Event::BlockManagerAdded(de(trimmed)?),
+        Kind::BlockManagerRemoved => Event::BlockManagerRemoved(de(trimmed)?),
         Kind::ResourceProfileAdded => Event::ResourceProfileAdded(de(trimmed)?),
         Kind::DbcMetadata => Event::DbcMetadata(de(trimmed)?),
     };

@@ -5,8 +5,8 @@
 //! agree on every TaskEnd of the real logs.
 
 use crate::events::{
-    AccUpdate, InputMetrics, Num, OutputMetrics, ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd,
-    TaskEndReason, TaskInfo, TaskMetrics,
+    AccUpdate, BlockManagerAddress, InputMetrics, Num, OutputMetrics, ShuffleReadMetrics,
+    ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo, TaskMetrics,
 };
 
 /// The value of at most 18 ASCII digits (cannot overflow).
@@ -233,6 +233,24 @@ fn reason(c: &mut Cur, k: &[u8], r: &mut TaskEndReason) -> Option<()> {
         b"Kill Reason" => r.kill_reason = c.opt_string()?,
         b"Loss Reason" => r.loss_reason = c.opt_string()?,
         b"Full Stack Trace" => r.full_stack_trace = c.opt_string()?,
+        b"Executor ID" => r.executor_id = c.opt_string()?,
+        b"Exit Caused By App" => r.exit_caused_by_app = c.opt_bool()?,
+        b"Shuffle ID" => r.shuffle_id = c.num()?,
+        b"Map ID" => r.map_id = c.num()?,
+        b"Map Index" => r.map_index = c.num()?,
+        b"Reduce ID" => r.reduce_id = c.num()?,
+        b"Message" => r.message = c.opt_string()?,
+        b"Block Manager Address" => {
+            r.block_manager = c.opt_object(|c, k, b: &mut BlockManagerAddress| {
+                match k {
+                    b"Executor ID" => b.executor_id = c.opt_string()?,
+                    b"Host" => b.host = c.opt_string()?,
+                    b"Port" => b.port = c.num()?,
+                    _ => c.skip()?,
+                }
+                Some(())
+            })?
+        }
         _ => c.skip()?,
     }
     Some(())

@@ -14,6 +14,7 @@ mod fast;
 pub mod plangraph;
 mod planhash;
 pub mod read;
+mod scala_order;
 pub mod source;
 pub mod state;
 pub mod tables;

@@ -41,6 +41,7 @@ struct ExecRow {
     added_ms: Option<i64>,
     removed_ms: Option<i64>,
     removed_reason: Option<String>,
+    block_manager_removed_ms: Option<i64>,
     resource_profile_id: Option<i64>,
     gpus: Option<i64>,
     max_memory: Option<i64>,
@@ -113,6 +114,8 @@ struct GpuStat {
 struct AccAgg {
     total: Option<i64>,
     stages: Vec<AccStage>,
+    /// how many of `stages` have statistics
+    with_stats: u32,
 }
 
 /// One stage of an accumulator: the sum of all its tasks' updates (any task status) and the
@@ -121,6 +124,58 @@ struct AccStage {
     stage: i64,
     task_sum: Option<i64>,
     completed: Option<i64>,
+    /// the task updates' distribution, as the reference profiler keeps it (see [`TaskStats`])
+    stats: Option<TaskStats>,
+    /// when `stats` was first set, counted over the accumulator's stages
+    stats_seq: u32,
+}
+
+/// The task updates of one accumulator in one stage, kept as the reference profiler keeps them
+/// for `sql_plan_metrics_for_application`: smallest, largest, count, and a running mean updated
+/// with integer division at every task (the reference calls it the median). A stage whose
+/// StageCompleted lists the accumulator before any task updated it starts at zeros.
+#[derive(Clone, Copy)]
+struct TaskStats {
+    min: i64,
+    mean: i64,
+    max: i64,
+    count: i64,
+}
+
+impl TaskStats {
+    fn add(s: Option<Self>, v: i64) -> Self {
+        let s = s.unwrap_or(TaskStats {
+            min: v,
+            mean: 0,
+            max: v,
+            count: 0,
+        });
+        TaskStats {
+            min: s.min.min(v),
+            mean: ((s.mean as i128 * s.count as i128 + v as i128) / (s.count as i128 + 1)) as i64,
+            max: s.max.max(v),
+            count: s.count + 1,
+        }
+    }
+
+    /// The stages' statistics together: smallest, largest, and the count-weighted mean of the
+    /// means (integer division at each step, stages in id order).
+    fn combine(stages: impl Iterator<Item = Self>) -> Option<Self> {
+        stages.reduce(|a, b| {
+            let count = a.count + b.count;
+            TaskStats {
+                min: a.min.min(b.min),
+                mean: if count == 0 {
+                    0
+                } else {
+                    ((a.mean as i128 * a.count as i128 + b.mean as i128 * b.count as i128)
+                        / count as i128) as i64
+                },
+                max: a.max.max(b.max),
+                count,
+            }
+        })
+    }
 }
 
 impl AccAgg {
@@ -132,11 +187,25 @@ impl AccAgg {
                     stage,
                     task_sum: None,
                     completed: None,
+                    stats: None,
+                    stats_seq: 0,
                 });
                 self.stages.len() - 1
             }
         };
         &mut self.stages[i]
+    }
+
+    /// Update the statistics of one stage (numbering the stage when it gets its first).
+    fn update_stats(&mut self, stage: i64, f: impl FnOnce(Option<TaskStats>) -> TaskStats) {
+        let seq = self.with_stats;
+        let st = self.stage(stage);
+        if st.stats.is_none() {
+            st.stats_seq = seq;
+            self.with_stats += 1;
+        }
+        let st = self.stage(stage);
+        st.stats = Some(f(st.stats));
     }
 
     /// The stages the accumulator was updated in (by a task, or listed at StageCompleted).
@@ -196,8 +265,8 @@ pub struct AppState {
     /// GPU task metrics by (stage, metric): samples, sum, max, min, sum of squares, and the
     /// accumulator the tasks updated (for the value StageCompleted lists)
     gpu_metrics: std::collections::BTreeMap<(i64, u8), GpuStat>,
-    /// driver-side updates by (accumulator, SQL execution)
-    accum_driver: HashMap<(i64, i64), i64>,
+    /// driver-side updates by (accumulator, SQL execution), in event order
+    accum_driver: HashMap<(i64, i64), Vec<i64>>,
     resource_profiles: Vec<ResourceProfileRow>,
     dbc_spark_version: Option<String>,
     props: Properties,
@@ -330,6 +399,10 @@ impl AppState {
                 x.max_onheap_memory = e.max_onheap_memory.0;
                 x.max_offheap_memory = e.max_offheap_memory.0;
             }
+            Event::BlockManagerRemoved(e) => {
+                let Some(id) = e.id.executor_id else { return };
+                self.executor(&id).block_manager_removed_ms = e.timestamp.0;
+            }
             Event::ResourceProfileAdded(e) => {
                 let exec = e.executor.unwrap_or_default();
                 let task = e.task.unwrap_or_default();
@@ -449,12 +522,17 @@ impl AppState {
             }
             Event::StageCompleted(e) => {
                 for &(id, value) in &e.info.accumulables.0 {
-                    let st = self
-                        .accum_task
-                        .entry(id)
-                        .or_default()
-                        .stage(e.info.stage_id);
+                    let agg = self.accum_task.entry(id).or_default();
+                    let st = agg.stage(e.info.stage_id);
                     st.completed = Some(st.completed.unwrap_or(0).max(value.unwrap_or(0)));
+                    agg.update_stats(e.info.stage_id, |s| {
+                        s.unwrap_or(TaskStats {
+                            min: 0,
+                            mean: 0,
+                            max: 0,
+                            count: 0,
+                        })
+                    });
                 }
                 let s = self.stage_info(e.info);
                 s.submitted = true;
@@ -504,7 +582,10 @@ impl AppState {
             Event::DriverAccumUpdates(e) => {
                 for (id, v) in e.updates {
                     if let (Some(id), Some(v)) = (id.0, v.0) {
-                        *self.accum_driver.entry((id, e.execution_id)).or_insert(0) += v;
+                        self.accum_driver
+                            .entry((id, e.execution_id))
+                            .or_default()
+                            .push(v);
                     }
                 }
             }
@@ -547,9 +628,13 @@ impl AppState {
             }
             let agg = self.accum_task.entry(a.id).or_default();
             if succeeded || a.count_failed {
-                *agg.total.get_or_insert(0) += a.update;
+                let t = agg.total.get_or_insert(0);
+                *t = t.saturating_add(a.update);
             }
-            *agg.stage(t.stage_id).task_sum.get_or_insert(0) += a.update;
+            let st = agg.stage(t.stage_id);
+            let sum = st.task_sum.get_or_insert(0);
+            *sum = sum.saturating_add(a.update);
+            agg.update_stats(t.stage_id, |s| TaskStats::add(s, a.update));
         }
         let b = &mut self.tasks;
         b.stage_id.append_value(t.stage_id);
@@ -592,7 +677,7 @@ impl AppState {
         let failure_detail = if succeeded {
             None
         } else {
-            t.reason.full_stack_trace.clone()
+            t.reason.error_string()
         };
         let m = t.metrics.unwrap_or_default();
         let has = |n: Num| n.0;
@@ -749,6 +834,8 @@ impl AppState {
             x.added_ms.append_option(e.added_ms);
             x.removed_ms.append_option(e.removed_ms);
             x.removed_reason.append_option(e.removed_reason.as_deref());
+            x.block_manager_removed_ms
+                .append_option(e.block_manager_removed_ms);
             x.resource_profile_id.append_option(e.resource_profile_id);
             x.gpus.append_option(e.gpus);
             x.max_memory_bytes.append_option(e.max_memory);
@@ -896,8 +983,9 @@ impl AppState {
 
         let mut m = SqlMetrics::default();
         let mut driver_sums: HashMap<i64, i64> = HashMap::new();
-        for (&(acc, _), &v) in &self.accum_driver {
-            *driver_sums.entry(acc).or_insert(0) += v;
+        for (&(acc, _), v) in &self.accum_driver {
+            let s = driver_sums.entry(acc).or_insert(0);
+            *s = v.iter().fold(*s, |a, &b| a.saturating_add(b));
         }
         for d in &self.metric_defs {
             let t = self
@@ -911,11 +999,45 @@ impl AppState {
             };
             let agg = self.accum_task.get(&d.accumulator_id);
             m.task_total.append_option(agg.and_then(|a| a.task_total()));
-            m.driver_total.append_option(
-                self.accum_driver
-                    .get(&(d.accumulator_id, d.sql_id))
-                    .copied(),
-            );
+            let driver = self.accum_driver.get(&(d.accumulator_id, d.sql_id));
+            m.driver_total
+                .append_option(driver.map(|v| v.iter().fold(0i64, |a, &b| a.saturating_add(b))));
+            let stats = agg.and_then(|a| {
+                // in the reference's map order: stages by when they first had statistics
+                let mut st: Vec<(u32, i64, TaskStats)> = a
+                    .stages
+                    .iter()
+                    .filter_map(|s| s.stats.map(|x| (s.stats_seq, s.stage, x)))
+                    .collect();
+                st.sort_by_key(|(seq, _, _)| *seq);
+                let keys: Vec<i32> = st.iter().map(|(_, stage, _)| *stage as i32).collect();
+                TaskStats::combine(
+                    crate::scala_order::iteration_order(&keys)
+                        .into_iter()
+                        .map(|i| st[i].2),
+                )
+            });
+            m.task_min.append_option(stats.map(|x| x.min));
+            m.task_mean.append_option(stats.map(|x| x.mean));
+            m.task_max.append_option(stats.map(|x| x.max));
+            m.task_count.append_option(stats.map(|x| x.count));
+            let (dmin, dmed, dmax) = match driver {
+                Some(v) if !v.is_empty() => {
+                    let mut v = v.clone();
+                    v.sort_unstable();
+                    let mid = (v.len() - 1) / 2;
+                    let med = if v.len() % 2 == 0 {
+                        ((v[mid] as i128 + v[mid + 1] as i128) / 2) as i64
+                    } else {
+                        v[mid]
+                    };
+                    (Some(v[0]), Some(med), v.last().copied())
+                }
+                _ => (None, None, None),
+            };
+            m.driver_min.append_option(dmin);
+            m.driver_median.append_option(dmed);
+            m.driver_max.append_option(dmax);
             if let Some(a) = agg {
                 let vals = m.update_stage_ids.values();
                 for st in a.updated_stages() {
@@ -1040,8 +1162,13 @@ impl PlanCtx {
         }
     }
 
+    /// Build the graph as Spark's `SparkPlanGraph` does, with the reference tool's reading of
+    /// RAPIDS names: a `Gpu` prefix is ignored when matching (`GpuSubqueryBroadcast` is a
+    /// `SubqueryBroadcast`), and a `ReusedSubquery` is no node of its own: its subquery is the
+    /// one already drawn.
     fn walk(&mut self, p: &SparkPlanInfo, parent: Option<i64>, sub: Option<Cluster>) {
-        let name = p.node_name.as_str();
+        let full = p.node_name.as_str();
+        let name = full.strip_prefix("Gpu").unwrap_or(full);
         if name.starts_with("WholeStageCodegen") {
             // the cluster has no edge of its own; its members link to the real parent
             let cg = codegen_id(name);
@@ -1062,12 +1189,12 @@ impl PlanCtx {
             return;
         }
         match name {
-            "InputAdapter" => {
+            "InputAdapter" | "TableCacheQueryStage" => {
                 if let Some(c) = p.children.first() {
                     self.walk(c, parent, None);
                 }
             }
-            "BroadcastQueryStage" | "ShuffleQueryStage" | "TableCacheQueryStage" => {
+            "BroadcastQueryStage" | "ShuffleQueryStage" => {
                 if let Some(c) = p.children.first() {
                     if self.exchanges.contains_key(&fingerprint(c)) {
                         self.reuse_edge(c, parent);
@@ -1079,6 +1206,11 @@ impl PlanCtx {
             "Subquery" | "SubqueryBroadcast" if sub.is_some() => self.walk(p, parent, None),
             "Subquery" | "SubqueryBroadcast" if self.exchanges.contains_key(&fingerprint(p)) => {
                 self.reuse_edge(p, parent);
+            }
+            "ReusedSubquery" => {
+                if let Some(c) = p.children.first() {
+                    self.walk(c, parent, sub);
+                }
             }
             "ReusedExchange"
                 if p.children
@@ -1094,7 +1226,7 @@ impl PlanCtx {
                 if let Some(to) = parent {
                     self.edges.push((id, to));
                 }
-                if name.contains("Exchange") || name == "Subquery" || name == "SubqueryBroadcast" {
+                if name.contains("Exchange") || name.contains("Subquery") {
                     self.exchanges.insert(fingerprint(p), id);
                 }
                 for c in &p.children {

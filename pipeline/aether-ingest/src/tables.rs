@@ -145,6 +145,8 @@ table! {
         added_ms: I64,
         removed_ms: I64,
         removed_reason: Str,
+        /// when its block manager was removed (BlockManagerRemoved)
+        block_manager_removed_ms: I64,
         resource_profile_id: I64,
         gpus: I64,
         /// storage + execution memory of its block manager (last BlockManagerAdded)
@@ -241,7 +243,8 @@ table! {
         shuffle_records_written: I64,
         /// ShuffleMapTask or ResultTask.
         task_type: Str,
-        /// A failed task's exception with its stack trace, as the executor printed it.
+        /// Why a task failed, as Spark's `toErrorString` renders it: the exception with its
+        /// stack trace as the executor printed it, or a lost executor's or failed fetch's text.
         failure_detail: Str,
     }
 }
@@ -293,6 +296,18 @@ table! {
         task_total: I64,
         /// the driver-side updates (DriverAccumUpdates) of this SQL execution
         driver_total: I64,
+        /// the task updates over all stages: smallest, largest, how many, and the reference
+        /// profiler's running mean (integer division per task, then per stage weighted by
+        /// count), which it reports as the "median"; a stage whose StageCompleted listed the
+        /// accumulator without task updates counts as one of zeros
+        task_min: I64,
+        task_mean: I64,
+        task_max: I64,
+        task_count: I64,
+        /// this SQL execution's driver-side updates: smallest, median, largest
+        driver_min: I64,
+        driver_median: I64,
+        driver_max: I64,
         /// stages whose tasks updated the accumulator or whose StageCompleted listed it
         update_stage_ids: ListI64,
     }

@@ -673,11 +673,7 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, TunerInputs>
     }
     for (app, rows) in rows_by_app(
         ctx,
-        "WITH t AS (SELECT app_id, stage_id, stage_attempt_id,
-                           shuffle_remote_bytes_read + shuffle_local_bytes_read AS r FROM tasks),
-              m AS (SELECT app_id, stage_id, stage_attempt_id, AVG(r) AS avg_r FROM t GROUP BY 1, 2, 3)
-         SELECT DISTINCT t.app_id, t.stage_id FROM t JOIN m USING (app_id, stage_id, stage_attempt_id)
-         WHERE t.r > 3 * m.avg_r AND t.r > 104857600",
+        "SELECT DISTINCT app_id, \"stageId\" AS stage_id FROM profile_shuffle_skew_check",
     )
     .await?
     {

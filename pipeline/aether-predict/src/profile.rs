@@ -719,7 +719,14 @@ pub const REFERENCE_TABLES: &[(&str, &str)] = &[
         "sql_level_aggregated_task_metrics",
         "profile_sql_level_aggregated_task_metrics",
     ),
+    (
+        "sql_plan_metrics_for_application",
+        "profile_sql_plan_metrics_for_application",
+    ),
     ("failed_stages", "profile_failed_stages"),
+    ("removed_executors", "profile_removed_executors"),
+    ("removed_blockmanagers", "profile_removed_blockmanagers"),
+    ("shuffle_skew_check", "profile_shuffle_skew_check"),
     ("failed_jobs", "profile_failed_jobs"),
     ("failed_tasks", "profile_failed_tasks"),
     (
@@ -756,13 +763,18 @@ pub const BEYOND_TABLES: &[(&str, &str)] = &[
 
 /// Register what [`inputs`] reads over the base tables of `ctx`.
 pub async fn prepare(ctx: &SessionContext) -> Result<()> {
-    aether_engine::views::register_views_materialized(ctx, &Default::default(), &["stage_jobs"])
-        .await?;
+    aether_engine::views::register_views_materialized(
+        ctx,
+        &Default::default(),
+        &["stage_jobs", "profile_shuffle_skew_check"],
+    )
+    .await?;
     Ok(())
 }
 
 /// Register what [`inputs`] and every table of `aether profile` read, each view computed once.
 pub async fn prepare_tables(ctx: &SessionContext) -> Result<()> {
+    // (profile_shuffle_skew_check, which inputs also read, is a reference table)
     let views: Vec<&str> = std::iter::once("stage_jobs")
         .chain(
             REFERENCE_TABLES

@@ -708,6 +708,7 @@ const QUALIFY_VIEWS: &[&str] = &[
     "qualx_sql_agg",
     "qualx_op_flags",
     "qualx_features",
+    "profile_shuffle_skew_check",
 ];
 
 /// Judge logs (each with its app id) in one session.

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod optimize;
 mod profile;
 mod tune;
+mod validate;
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +52,9 @@ enum Command {
     /// The tuning loop: submit the job with its best config, profile the run, a new config,
     /// again; keeps the fastest successful run; resumes after an interruption.
     Tune(tune::TuneArgs),
+    /// Is the GPU run's output the CPU run's? Schema, aggregates, every row by hash, a keyed
+    /// diff, KS per numeric column: PASS / WARN / FAIL (exit 0 / 0 / 1).
+    Validate(validate::ValidateArgs),
 }
 
 #[derive(Args)]
@@ -913,6 +917,7 @@ fn main() -> ExitCode {
         Command::Submit(a) => optimize::cmd_submit(a),
         Command::Profile(a) => profile::cmd_profile(a),
         Command::Tune(a) => tune::cmd_tune(a),
+        Command::Validate(a) => validate::cmd_validate(a),
     };
     match res {
         Ok(code) => code,

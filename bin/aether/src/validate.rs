@@ -1,0 +1,114 @@
+//! `aether validate`: the GPU run's output against the CPU run's (aether-validate), with a
+//! verdict CI and schedulers can gate on: exit 0 on PASS (and WARN unless --strict), 1 on FAIL,
+//! 2 on an error (an output that cannot be read, bad arguments).
+
+use anyhow::{Result, anyhow};
+use clap::{Args, ValueEnum};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Json,
+    Md,
+    Html,
+}
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// The CPU run's output: a file or a folder of part files (Hive partitions included), or
+    /// s3://bucket/prefix.
+    #[arg(long = "cpu_output", alias = "cpu-output")]
+    cpu_output: String,
+    /// The GPU run's output, as --cpu_output.
+    #[arg(long = "gpu_output", alias = "gpu-output")]
+    gpu_output: String,
+    /// The outputs' format: parquet, csv (with a header line), json (JSON lines).
+    #[arg(long, default_value = "parquet")]
+    format: String,
+    /// Key columns (comma-separated) for the keyed comparison and the sample; default: a
+    /// unique, never-null column of the CPU output, if any.
+    #[arg(long, value_delimiter = ',')]
+    key: Vec<String>,
+    /// Relative tolerance for floating-point values (default: 1e-6 for doubles, 1e-4 for
+    /// floats).
+    #[arg(long = "rel_tol", alias = "rel-tol")]
+    rel_tol: Option<f64>,
+    /// Absolute tolerance for floating-point values.
+    #[arg(long = "abs_tol", alias = "abs-tol", default_value_t = 0.0)]
+    abs_tol: f64,
+    /// The checks to run (comma-separated): counts, aggregates, rows, sample, ks.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "counts,aggregates,rows,sample,ks"
+    )]
+    checks: Vec<String>,
+    /// Exit 1 on WARN too.
+    #[arg(long)]
+    strict: bool,
+    /// Write validation.json, validation.md and validation.html here.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// How to print the result (the table shows every check that did not pass, and the
+    /// overall ones; json, md and html every check).
+    #[arg(long = "report_format", alias = "report-format", value_enum, default_value_t = ReportFormat::Table)]
+    report_format: ReportFormat,
+}
+
+pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
+    let format: aether_validate::Format = a.format.parse().map_err(|e: String| anyhow!(e))?;
+    let checks = a
+        .checks
+        .iter()
+        .map(|c| c.parse().map_err(|e: String| anyhow!(e)))
+        .collect::<Result<_>>()?;
+    let o = aether_validate::Options {
+        format,
+        key: a
+            .key
+            .iter()
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .collect(),
+        rel_tol: a.rel_tol,
+        abs_tol: a.abs_tol,
+        checks,
+        ..Default::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let r = rt
+        .block_on(aether_validate::validate(&a.cpu_output, &a.gpu_output, &o))
+        .map_err(|e| anyhow!("{e}"))?;
+    if let Some(dir) = &a.output {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        for (name, text) in [
+            ("validation.json", aether_validate::report::json(&r)),
+            ("validation.md", aether_validate::report::markdown(&r)),
+            ("validation.html", aether_validate::report::html(&r)),
+        ] {
+            let p = dir.join(name);
+            std::fs::write(&p, text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        }
+        eprintln!(
+            "validate: wrote {}/validation.{{json,md,html}}",
+            dir.display()
+        );
+    }
+    print!(
+        "{}",
+        match a.report_format {
+            ReportFormat::Table => aether_validate::report::table(&r, false),
+            ReportFormat::Json => aether_validate::report::json(&r) + "\n",
+            ReportFormat::Md => aether_validate::report::markdown(&r),
+            ReportFormat::Html => aether_validate::report::html(&r),
+        }
+    );
+    Ok(ExitCode::from(match r.verdict {
+        aether_validate::Verdict::Pass => 0,
+        aether_validate::Verdict::Warn if !a.strict => 0,
+        _ => 1,
+    }))
+}

@@ -1,0 +1,106 @@
+//! An output (a file or a folder of part files, Hive-style partitions included, local or S3) as
+//! a table of a DataFusion session. `_SUCCESS`, `.crc` and other hidden files are left out by
+//! the file extension; an output with no data file is empty.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::file_format::csv::CsvFormat;
+use datafusion::datasource::file_format::json::JsonFormat;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::prelude::SessionContext;
+use futures::TryStreamExt;
+
+use crate::{Error, Format, Result};
+
+/// The file extension of a format's part files.
+fn extension(f: Format) -> &'static str {
+    match f {
+        Format::Parquet => ".parquet",
+        Format::Csv => ".csv",
+        Format::Json => ".json",
+    }
+}
+
+fn file_format(ctx: &SessionContext, f: Format) -> Arc<dyn FileFormat> {
+    match f {
+        // with the session's Parquet options (INT96 timestamps as microseconds)
+        Format::Parquet => Arc::new(
+            ParquetFormat::default().with_options(ctx.state().table_options().parquet.clone()),
+        ),
+        Format::Csv => Arc::new(CsvFormat::default().with_has_header(true)),
+        Format::Json => Arc::new(JsonFormat::default()),
+    }
+}
+
+/// Register `path` as table `name`; `None` when it holds no data file (an empty output).
+pub async fn register(
+    ctx: &SessionContext,
+    name: &str,
+    path: &str,
+    format: Format,
+) -> Result<Option<SchemaRef>> {
+    let err = |e: String| Error::Input(format!("{path}: {e}"));
+    let url = if path.starts_with("s3://") || path.starts_with("s3a://") {
+        let u = path.replacen("s3a://", "s3://", 1);
+        let loc = aether_ingest::source::s3_location(&u, &Default::default()).map_err(err)?;
+        let base =
+            url::Url::parse(&format!("s3://{}", loc.bucket)).map_err(|e| err(e.to_string()))?;
+        ctx.register_object_store(&base, loc.store.clone());
+        // a prefix is a folder unless it names one object
+        if u.ends_with('/') || !u.rsplit('/').next().unwrap_or("").contains('.') {
+            format!("{}/", u.trim_end_matches('/'))
+        } else {
+            u
+        }
+    } else {
+        let p = std::path::Path::new(path);
+        let meta = std::fs::metadata(p).map_err(|e| err(e.to_string()))?;
+        let abs = std::fs::canonicalize(p).map_err(|e| err(e.to_string()))?;
+        if meta.is_dir() {
+            format!("{}/", abs.display())
+        } else {
+            abs.display().to_string()
+        }
+    };
+    let table_url = ListingTableUrl::parse(&url).map_err(|e| err(e.to_string()))?;
+    let state = ctx.state();
+    let store = state
+        .runtime_env()
+        .object_store(&table_url)
+        .map_err(|e| err(e.to_string()))?;
+    let ext = extension(format);
+    let files: Vec<_> = table_url
+        .list_all_files(&state, store.as_ref(), ext)
+        .await
+        .map_err(|e| err(e.to_string()))?
+        .try_collect()
+        .await
+        .map_err(|e| err(e.to_string()))?;
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut opts = ListingOptions::new(file_format(ctx, format)).with_file_extension(ext);
+    if url.ends_with('/') {
+        let parts = opts
+            .infer_partitions(&state, &table_url)
+            .await
+            .map_err(|e| err(e.to_string()))?;
+        opts = opts
+            .with_table_partition_cols(parts.into_iter().map(|p| (p, DataType::Utf8)).collect());
+    }
+    let cfg = ListingTableConfig::new(table_url)
+        .with_listing_options(opts)
+        .infer_schema(&state)
+        .await
+        .map_err(|e| err(e.to_string()))?;
+    let table = ListingTable::try_new(cfg).map_err(|e| err(e.to_string()))?;
+    let schema = datafusion::datasource::TableProvider::schema(&table);
+    ctx.register_table(name, Arc::new(table))
+        .map_err(|e| err(e.to_string()))?;
+    Ok(Some(schema))
+}

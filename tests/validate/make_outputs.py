@@ -101,3 +101,30 @@ base.repartition(1).write.mode("overwrite").partitionBy("grp").parquet(f"{out}/p
 write(base.limit(0), "empty_a", parts=1)
 write(base.limit(0), "empty_b", parts=2)
 spark.stop()
+
+# three small runs of one job, each with its event log (OUT_DIR/eventlogs/<run>/): the CPU run
+# writes prod/agg; the "GPU" run writes the same rows to a sandbox (sandbox/7/prod/agg), a bad
+# one writes a row fewer (sandbox/8/prod/agg)
+for run, path, drop in (("cpu", "prod/agg", False), ("gpu", "sandbox/7/prod/agg", False),
+                        ("bad", "sandbox/8/prod/agg", True)):
+    import os
+
+    logs = f"{out}/eventlogs/{run}"
+    os.makedirs(logs, exist_ok=True)
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName(f"validate_run_{run}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.dir", logs)
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    df = s.range(0, 1000, 1, 2).withColumn("grp", (F.col("id") % 4).cast("int"))
+    if drop:
+        df = df.filter(F.col("id") != 500)
+    df.groupBy("grp").agg(F.count("*").alias("n"), F.sum("id").alias("s")).write.mode(
+        "overwrite"
+    ).parquet(f"{out}/{path}_summary")
+    df.write.mode("overwrite").partitionBy("grp").parquet(f"{out}/{path}")
+    s.stop()

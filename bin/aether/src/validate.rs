@@ -18,11 +18,31 @@ pub enum ReportFormat {
 pub struct ValidateArgs {
     /// The CPU run's output: a file or a folder of part files (Hive partitions included), or
     /// s3://bucket/prefix.
-    #[arg(long = "cpu_output", alias = "cpu-output")]
-    cpu_output: String,
+    #[arg(
+        long = "cpu_output",
+        alias = "cpu-output",
+        requires = "gpu_output",
+        required_unless_present = "cpu_event_log"
+    )]
+    cpu_output: Option<String>,
     /// The GPU run's output, as --cpu_output.
-    #[arg(long = "gpu_output", alias = "gpu-output")]
-    gpu_output: String,
+    #[arg(long = "gpu_output", alias = "gpu-output", requires = "cpu_output")]
+    gpu_output: Option<String>,
+    /// The CPU run's event log: rows read and written per app and SQL, and each write command
+    /// (path, format, mode, partitions, rows), compared with --gpu_event_log's.
+    #[arg(
+        long = "cpu_event_log",
+        alias = "cpu-event-log",
+        requires = "gpu_event_log"
+    )]
+    cpu_event_log: Option<String>,
+    /// The GPU run's event log.
+    #[arg(
+        long = "gpu_event_log",
+        alias = "gpu-event-log",
+        requires = "cpu_event_log"
+    )]
+    gpu_event_log: Option<String>,
     /// The outputs' format: parquet, csv (with a header line), json (JSON lines).
     #[arg(long, default_value = "parquet")]
     format: String,
@@ -44,6 +64,10 @@ pub struct ValidateArgs {
         default_value = "counts,aggregates,rows,sample,ks"
     )]
     checks: Vec<String>,
+    /// Memory for the sorts, aggregations and joins of the comparison, in MiB (beyond it they
+    /// spill to the temporary directory).
+    #[arg(long = "memory_mb", alias = "memory-mb", default_value_t = 2048)]
+    memory_mb: usize,
     /// Exit 1 on WARN too.
     #[arg(long)]
     strict: bool,
@@ -74,14 +98,31 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
         rel_tol: a.rel_tol,
         abs_tol: a.abs_tol,
         checks,
+        memory_mb: a.memory_mb,
         ..Default::default()
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let r = rt
-        .block_on(aether_validate::validate(&a.cpu_output, &a.gpu_output, &o))
-        .map_err(|e| anyhow!("{e}"))?;
+    let mut report: Option<aether_validate::Report> = None;
+    if let (Some(c), Some(g)) = (&a.cpu_event_log, &a.gpu_event_log) {
+        report = Some(
+            rt.block_on(aether_validate::validate_logs(c, g))
+                .map_err(|e| anyhow!("{e}"))?,
+        );
+    }
+    if let (Some(c), Some(g)) = (&a.cpu_output, &a.gpu_output) {
+        let r = rt
+            .block_on(aether_validate::validate(c, g, &o))
+            .map_err(|e| anyhow!("{e}"))?;
+        report = Some(match report {
+            Some(l) => l.merge(r),
+            None => r,
+        });
+    }
+    let r = report.ok_or_else(|| {
+        anyhow!("give --cpu_output and --gpu_output, or --cpu_event_log and --gpu_event_log")
+    })?;
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         for (name, text) in [

@@ -121,8 +121,7 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
         "row count",
         "every row (hash multiset)",
         "hash sample of keys",
-        "keys only on one side",
-        "values by key",
+        "keyed comparison",
         "Kolmogorov-Smirnov",
     ] {
         assert!(passed.iter().any(|c| c == check), "{check} ran: {passed:?}");
@@ -255,8 +254,87 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
             .unwrap();
     assert_eq!(json["verdict"], "FAIL");
 
-    // bad input: exit 2, naming the problem
     let missing = dir.join("no_such_output").display().to_string();
+    // layer 1, the runs' event logs: rows written per app and per write command, matched to
+    // the sandbox path; with the outputs too, one report
+    let log = |run: &str| dir.join("eventlogs").join(run).display().to_string();
+    let run = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["--report_format", "json"]);
+        let o = validate(&a);
+        let report: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}", err(&o)));
+        Case {
+            report,
+            code: o.status.code(),
+        }
+    };
+    let good = run(&[
+        "--cpu_event_log",
+        &log("cpu"),
+        "--gpu_event_log",
+        &log("gpu"),
+    ]);
+    good.passes();
+    let write = good
+        .with("PASS")
+        .into_iter()
+        .find(|(c, col, _)| c == "rows written to" && col.ends_with("/prod/agg"))
+        .unwrap_or_else(|| panic!("{:#}", good.report));
+    assert!(write.2.contains("sandbox/7/prod/agg"), "{write:?}");
+    assert!(
+        good.report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["check"] == "write format, mode, partitions"
+                && c["cpu"] == "Parquet Overwrite by grp"),
+        "{:#}",
+        good.report
+    );
+    let bad = run(&[
+        "--cpu_event_log",
+        &log("cpu"),
+        "--gpu_event_log",
+        &log("bad"),
+    ]);
+    bad.fails();
+    assert!(
+        bad.failed("rows written", "")
+            .contains("1004 in the CPU run, 1003 in the GPU run")
+    );
+    let agg = bad
+        .with("FAIL")
+        .into_iter()
+        .find(|(c, col, _)| c == "rows written to" && col.ends_with("/prod/agg"))
+        .unwrap_or_else(|| panic!("{:#}", bad.report));
+    assert!(agg.2.contains("1000 rows written to"), "{agg:?}");
+    let both = run(&[
+        "--cpu_event_log",
+        &log("cpu"),
+        "--gpu_event_log",
+        &log("gpu"),
+        "--cpu_output",
+        &dir.join("prod/agg").display().to_string(),
+        "--gpu_output",
+        &dir.join("sandbox/7/prod/agg").display().to_string(),
+    ]);
+    both.passes();
+    let layers: std::collections::BTreeSet<&str> = both.report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["layer"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        layers.into_iter().collect::<Vec<_>>(),
+        ["aggregates", "distribution", "event log", "rows", "schema"]
+    );
+    let o = validate(&["--cpu_event_log", &missing, "--gpu_event_log", &log("gpu")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("no_such_output"), "{}", err(&o));
+
+    // bad input: exit 2, naming the problem
     let o = validate(&["--cpu_output", &missing, "--gpu_output", &missing]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("no_such_output"), "{}", err(&o));

@@ -16,6 +16,51 @@ pub struct WriteTarget {
     pub table: Option<String>,
     /// The command (plan node name).
     pub command: String,
+    /// The file format, normalised (`Parquet` also for `GpuParquetFileFormat@…`).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// The save mode (Overwrite, Append, ErrorIfExists, Ignore).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The partition columns.
+    #[serde(default)]
+    pub partition_columns: Vec<String>,
+}
+
+/// The top-level `, `-separated arguments of a plan description (brackets kept together).
+fn arguments(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0usize);
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'[' | b'(' | b'{' => depth += 1,
+            b']' | b')' | b'}' => depth -= 1,
+            b',' if depth == 0 && b.get(i + 1) == Some(&b' ') => {
+                out.push(s[start..i].trim());
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(s[start..].trim());
+    out
+}
+
+/// A file format's name from a plan argument (`Parquet`, `GpuParquetFileFormat@1a2b`,
+/// `org.apache.spark.sql.execution.datasources.csv.CSVFileFormat@…`, `parquet`).
+fn format_name(arg: &str) -> Option<String> {
+    let a = arg.rsplit('.').next().unwrap_or(arg);
+    let a = a.split('@').next().unwrap_or(a);
+    let a = a.strip_prefix("Gpu").unwrap_or(a);
+    let a = a.strip_suffix("FileFormat").unwrap_or(a);
+    let known = ["Parquet", "CSV", "JSON", "ORC", "Text", "Avro", "Delta"];
+    known
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(a))
+        .map(|k| k.to_string())
 }
 
 /// Reads a write command from a plan node (`None` for any other node).
@@ -55,10 +100,32 @@ pub fn parse_write(node_name: &str, description: &str) -> Option<WriteTarget> {
         )
     };
     let path = path.map(|p| p.strip_prefix("file:").map(String::from).unwrap_or(p));
+    let args = arguments(rest);
+    let format_at = args.iter().position(|a| format_name(a).is_some());
+    let format = format_at.and_then(|i| format_name(args[i]));
+    let mode = args
+        .iter()
+        .find(|a| matches!(**a, "Overwrite" | "Append" | "ErrorIfExists" | "Ignore"))
+        .map(|a| a.to_string());
+    // the partition columns: the attribute list before the format (`[l_shipmode#1577]`)
+    let partition_columns = args[..format_at.unwrap_or(0)]
+        .iter()
+        .find(|a| a.starts_with('[') && a.contains('#'))
+        .map(|a| {
+            a.trim_matches(['[', ']'])
+                .split(", ")
+                .map(|c| c.split('#').next().unwrap_or(c).trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     Some(WriteTarget {
         path,
         table,
         command,
+        format,
+        mode,
+        partition_columns,
     })
 }
 
@@ -158,6 +225,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.path.as_deref(), Some("/home/q/parquet_write/partitioned"));
+        assert_eq!(
+            (w.format.as_deref(), w.mode.as_deref(), w.partition_columns),
+            (
+                Some("Parquet"),
+                Some("Overwrite"),
+                vec!["l_shipmode".to_string()]
+            )
+        );
         // Spark 3.1 prints the options as Map(path -> …); GPU plans name GpuParquetFileFormat
         let w = parse_write(
             "Execute InsertIntoHadoopFsRelationCommand",
@@ -165,6 +240,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.path.as_deref(), Some("s3://bucket/out/day=1"));
+        assert_eq!(
+            (w.format.as_deref(), w.mode.as_deref()),
+            (Some("Parquet"), Some("Append"))
+        );
         let w = parse_write(
             "Execute CreateDataSourceTableAsSelectCommand",
             "Execute CreateDataSourceTableAsSelectCommand `spark_catalog`.`default`.`sales_copy`, Overwrite, [a, b]",
@@ -191,6 +270,9 @@ mod tests {
             path: Some(p.into()),
             table: None,
             command: "InsertIntoHadoopFsRelationCommand".into(),
+            format: None,
+            mode: None,
+            partition_columns: Vec::new(),
         };
         let writes = [
             w("s3://prod/out/part=a"),

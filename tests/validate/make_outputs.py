@@ -94,6 +94,15 @@ write(base.withColumn("ts", F.col("ts") + F.expr("INTERVAL 1 HOUR")), "tz")
 flat = base.drop("tags")
 write(flat, "csv_a", parts=2, fmt="csv", header="true")
 write(flat, "csv_b", parts=5, fmt="csv", header="true")
+write(base, "orc_a", parts=2, fmt="orc")
+write(base, "orc_b", parts=3, fmt="orc")
+write(
+    base.withColumn(
+        "name", F.when(F.col("id") == 777, F.lit("CHANGED")).otherwise(F.col("name"))
+    ),
+    "orc_changed",
+    fmt="orc",
+)
 write(base, "json_a", parts=2, fmt="json")
 write(base, "json_b", parts=3, fmt="json")
 base.repartition(3).write.mode("overwrite").partitionBy("grp").parquet(f"{out}/part_a")

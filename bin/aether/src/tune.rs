@@ -242,11 +242,9 @@ fn profile_proposal(rt: &tokio::runtime::Runtime, event_log: &str, base: &Props)
     Ok(crate::profile::config_properties(base.clone(), &t))
 }
 
-/// The job's best config to start from: the config of its fastest successful GPU test run,
-/// else its newest config.
-fn starting_config(h: &History, job_id: i64) -> Result<i64> {
-    let best = h
-        .runs(job_id)?
+/// The job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
+pub(crate) fn best_gpu_run(h: &History, job_id: i64) -> Result<Option<Run>> {
+    Ok(h.runs(job_id)?
         .into_iter()
         .filter(|r| r.kind == "gpu-test" && r.status == "COMPLETED" && r.duration_ms.is_some())
         .min_by(|a, b| {
@@ -255,7 +253,13 @@ fn starting_config(h: &History, job_id: i64) -> Result<i64> {
                     .partial_cmp(&b.cost_usd)
                     .unwrap_or(std::cmp::Ordering::Equal),
             )
-        });
+        }))
+}
+
+/// The job's best config to start from: the config of its fastest successful GPU test run,
+/// else its newest config.
+fn starting_config(h: &History, job_id: i64) -> Result<i64> {
+    let best = best_gpu_run(h, job_id)?;
     if let Some(c) = best.and_then(|r| r.config_id) {
         return Ok(c);
     }

@@ -510,4 +510,88 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
         .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(runs, 1, "the refused run was not started");
+
+    // validate the test run against the CPU run: the event logs and the output against its
+    // sandbox copy; recorded in the history
+    let job: i64 = db
+        .query_row(
+            "SELECT job_id FROM configs WHERE config_id = ?1",
+            [config_of(&by_arg)],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let validate = || {
+        aether(
+            &home,
+            &[
+                "validate",
+                "--aether_job_id",
+                &job.to_string(),
+                "--report_format",
+                "json",
+            ],
+        )
+    };
+    let o = validate();
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", out(&o), err(&o));
+    let r: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(r["verdict"], "PASS", "{:#}", r["reasons"]);
+    let compared = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "output compared")
+        .unwrap_or_else(|| panic!("{r:#}"))
+        .clone();
+    assert_eq!(compared["cpu"], out_dir.display().to_string());
+    assert_eq!(compared["gpu"], moved);
+    assert!(
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["layer"] == "event log"
+                && c["check"] == "rows written"
+                && c["cpu"] == "1000"),
+        "{r:#}"
+    );
+    // the sandbox copy loses a part file: the output check fails, the logs still agree
+    let part = std::fs::read_dir(&moved)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".parquet"))
+        .unwrap();
+    std::fs::remove_file(part.path()).unwrap();
+    let o = validate();
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", out(&o), err(&o));
+    let r: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let reasons = r["reasons"].to_string();
+    assert!(reasons.contains("FAIL row count"), "{reasons}");
+    assert!(!reasons.contains("rows written"), "{reasons}");
+    let recorded: Vec<(String, i64)> = db
+        .prepare("SELECT verdict, failed_checks FROM validations WHERE job_id = ?1 ORDER BY validation_id")
+        .unwrap()
+        .query_map([job], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(|x| x.unwrap())
+        .collect();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0], ("PASS".to_string(), 0));
+    assert_eq!(recorded[1].0, "FAIL");
+    assert!(recorded[1].1 > 0);
+    // no GPU run of the other job yet
+    let other: i64 = db
+        .query_row(
+            "SELECT job_id FROM configs WHERE config_id = ?1",
+            [config_of(&hard_coded)],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let o = aether(&home, &["validate", "--aether_job_id", &other.to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("no successful GPU test run"),
+        "{}",
+        err(&o)
+    );
 }

@@ -140,6 +140,13 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     Case::run(dir, "part_a", "part_b", &[]).passes();
     Case::run(dir, "csv_a", "csv_b", &["--format", "csv"]).passes();
     Case::run(dir, "json_a", "json_b", &["--format", "json"]).passes();
+    Case::run(dir, "orc_a", "orc_b", &["--format", "orc"]).passes();
+    let c = Case::run(dir, "orc_a", "orc_changed", &["--format", "orc"]);
+    c.fails();
+    assert!(
+        c.failed("values by key", "name")
+            .contains("id=777: CPU n277 GPU CHANGED")
+    );
     Case::run(dir, "empty_a", "empty_b", &[]).passes();
 
     // one difference each
@@ -334,6 +341,61 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("no_such_output"), "{}", err(&o));
 
+    // outputs on S3 (a local moto server), against each other and against a local one
+    let moto = common::start_moto();
+    let mut script = format!(
+        "import boto3, os\ns3 = boto3.client('s3', endpoint_url='{}', region_name='us-east-1', \
+         aws_access_key_id='testing', aws_secret_access_key='testing')\n\
+         s3.create_bucket(Bucket='out')\n",
+        moto.endpoint
+    );
+    for case in ["base", "same"] {
+        script.push_str(&format!(
+            "for f in os.listdir(r'{d}'):\n    s3.upload_file(os.path.join(r'{d}', f), 'out', 'runs/{case}/' + f)\n",
+            d = dir.join(case).display()
+        ));
+    }
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let s3 = |cpu: &str, gpu: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_aether"))
+            .args([
+                "validate",
+                "--cpu_output",
+                cpu,
+                "--gpu_output",
+                gpu,
+                "--report_format",
+                "json",
+            ])
+            .env("AWS_ENDPOINT_URL", &moto.endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_PROFILE")
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{cpu} vs {gpu}: {e}\n{}", err(&o)));
+        Case {
+            report,
+            code: o.status.code(),
+        }
+    };
+    let c = s3("s3://out/runs/base", "s3://out/runs/same/");
+    c.passes();
+    assert_eq!(c.report["cpu_rows"], 20000);
+    let c = s3(
+        "s3://out/runs/base/",
+        &dir.join("changed").display().to_string(),
+    );
+    c.fails();
+    assert!(c.failed("values by key", "name").contains("id=777"));
+
     // bad input: exit 2, naming the problem
     let o = validate(&["--cpu_output", &missing, "--gpu_output", &missing]);
     assert_eq!(o.status.code(), Some(2));
@@ -345,10 +407,24 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
         "--gpu_output",
         &base,
         "--format",
+        "avro",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("unknown format \"avro\""), "{}", err(&o));
+    let o = validate(&[
+        "--cpu_output",
+        "s3://out/runs/base",
+        "--gpu_output",
+        &base,
+        "--format",
         "orc",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("ORC is not supported yet"), "{}", err(&o));
+    assert!(
+        err(&o).contains("ORC outputs on S3 are not supported yet"),
+        "{}",
+        err(&o)
+    );
     let o = validate(&[
         "--cpu_output",
         &base,

@@ -148,6 +148,17 @@ const MIGRATIONS: &[&str] = &[
          created_ms      INTEGER NOT NULL,
          PRIMARY KEY (tune_id, iteration)
      );",
+    "CREATE TABLE validations (
+         validation_id INTEGER PRIMARY KEY,
+         job_id        INTEGER NOT NULL REFERENCES jobs(job_id),
+         cpu_run_id    INTEGER REFERENCES runs(run_id),
+         gpu_run_id    INTEGER REFERENCES runs(run_id),
+         verdict       TEXT NOT NULL,
+         failed_checks INTEGER NOT NULL,
+         report_json   TEXT NOT NULL,
+         created_ms    INTEGER NOT NULL
+     );
+     CREATE INDEX validations_job ON validations(job_id, validation_id);",
 ];
 
 /// The schema version this aether writes.
@@ -579,6 +590,35 @@ impl History {
                     r.start_ms,
                     r.details.to_string(),
                     now
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// Record a validation of a GPU run against the CPU run; returns its id.
+    pub fn add_validation(
+        &mut self,
+        job_id: i64,
+        cpu_run_id: Option<i64>,
+        gpu_run_id: Option<i64>,
+        verdict: &str,
+        failed_checks: i64,
+        report: &serde_json::Value,
+    ) -> Result<i64> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO validations (job_id, cpu_run_id, gpu_run_id, verdict, failed_checks,
+                                          report_json, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    job_id,
+                    cpu_run_id,
+                    gpu_run_id,
+                    verdict,
+                    failed_checks,
+                    report.to_string(),
+                    now_ms()
                 ],
             )?;
             Ok(tx.last_insert_rowid())

@@ -19,6 +19,7 @@
 pub mod hash;
 pub mod ks;
 pub mod logs;
+mod orc;
 mod read;
 pub mod report;
 
@@ -53,6 +54,7 @@ pub enum Format {
     Parquet,
     Csv,
     Json,
+    Orc,
 }
 
 impl std::str::FromStr for Format {
@@ -62,12 +64,8 @@ impl std::str::FromStr for Format {
             "parquet" => Ok(Format::Parquet),
             "csv" => Ok(Format::Csv),
             "json" | "jsonl" | "ndjson" => Ok(Format::Json),
-            "orc" => Err(
-                "ORC is not supported yet: no DataFusion 55 ORC reader builds here; \
-                          convert the outputs to Parquet (spark.read.orc(p).write.parquet(q))"
-                    .into(),
-            ),
-            o => Err(format!("unknown format {o:?} (parquet, csv, json)")),
+            "orc" => Ok(Format::Orc),
+            o => Err(format!("unknown format {o:?} (parquet, csv, json, orc)")),
         }
     }
 }
@@ -337,6 +335,129 @@ pub async fn validate_logs(cpu_log: &str, gpu_log: &str) -> Result<Report> {
         Vec::new(),
         t0,
     ))
+}
+
+/// A GPU test run against the CPU run it copies: their event logs, then each output the CPU
+/// run wrote against the GPU run's copy of it (`outputs`: the sandbox's (production path,
+/// sandbox path) pairs that `submit` recorded), in the format the CPU run wrote it.
+pub async fn validate_run(
+    cpu_log: &str,
+    gpu_log: &str,
+    outputs: &[(String, String)],
+    o: &Options,
+) -> Result<Report> {
+    let t0 = Instant::now();
+    let c = logs::facts(cpu_log).await?;
+    let g = logs::facts(gpu_log).await?;
+    let mut b = Builder { checks: Vec::new() };
+    logs::compare(&c, &g, &mut b);
+    let mut report = finish(
+        &format!("{} ({})", cpu_log, c.app_id),
+        &format!("{} ({})", gpu_log, g.app_id),
+        b,
+        c.rows_written.max(0) as u64,
+        g.rows_written.max(0) as u64,
+        Vec::new(),
+        t0,
+    );
+    let mut notes = Builder { checks: Vec::new() };
+    let mut seen = BTreeSet::new();
+    for w in &c.writes {
+        let Some(path) = w.target.path.clone() else {
+            continue;
+        };
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let mapped = outputs.iter().find_map(|(from, to)| {
+            let from = from.trim_end_matches('/');
+            if path == from {
+                Some(to.clone())
+            } else {
+                path.strip_prefix(&format!("{from}/"))
+                    .map(|rest| format!("{}/{rest}", to.trim_end_matches('/')))
+            }
+        });
+        let Some(gpu_path) = mapped else {
+            notes.add(
+                "outputs",
+                "output compared",
+                Some(&path),
+                &path,
+                "(unknown)",
+                None,
+                Verdict::Warn,
+                format!(
+                    "the GPU run's copy of {path} is not known (no sandbox mapping): not compared"
+                ),
+            );
+            continue;
+        };
+        let format = match w.target.format.as_deref().map(str::parse::<Format>) {
+            Some(Ok(f)) => f,
+            other => {
+                notes.add(
+                    "outputs",
+                    "output compared",
+                    Some(&path),
+                    &path,
+                    &gpu_path,
+                    None,
+                    Verdict::Warn,
+                    format!(
+                        "{path} is {}: only Parquet, CSV and JSON outputs are compared",
+                        match other {
+                            Some(Err(e)) => e,
+                            _ => "of an unknown format".into(),
+                        }
+                    ),
+                );
+                continue;
+            }
+        };
+        if o.progress {
+            eprintln!("validate: output {path} against {gpu_path}");
+        }
+        let mut oo = o.clone();
+        oo.format = format;
+        let r = validate(&path, &gpu_path, &oo).await?;
+        notes.add(
+            "outputs",
+            "output compared",
+            Some(&path),
+            &path,
+            &gpu_path,
+            None,
+            r.verdict,
+            format!("{} checks, {}", r.checks.len(), r.verdict),
+        );
+        report = report.merge(r);
+    }
+    if notes.checks.is_empty() {
+        notes.add(
+            "outputs",
+            "output compared",
+            None,
+            c.writes.len(),
+            outputs.len(),
+            None,
+            Verdict::Warn,
+            "no output of the CPU run has a known copy from the GPU run: only the event logs were compared",
+        );
+    }
+    let n = finish(
+        &report.cpu,
+        &report.gpu,
+        notes,
+        report.cpu_rows,
+        report.gpu_rows,
+        report.key.clone(),
+        t0,
+    );
+    let mut merged = report.merge(n);
+    merged.cpu = format!("{} ({})", cpu_log, c.app_id);
+    merged.gpu = format!("{} ({})", gpu_log, g.app_id);
+    Ok(merged)
 }
 
 impl Report {

@@ -23,6 +23,7 @@ fn extension(f: Format) -> &'static str {
         Format::Parquet => ".parquet",
         Format::Csv => ".csv",
         Format::Json => ".json",
+        Format::Orc => ".orc",
     }
 }
 
@@ -34,6 +35,8 @@ fn file_format(ctx: &SessionContext, f: Format) -> Arc<dyn FileFormat> {
         ),
         Format::Csv => Arc::new(CsvFormat::default().with_has_header(true)),
         Format::Json => Arc::new(JsonFormat::default()),
+        // read by crate::orc, never listed here
+        Format::Orc => Arc::new(ParquetFormat::default()),
     }
 }
 
@@ -44,6 +47,9 @@ pub async fn register(
     path: &str,
     format: Format,
 ) -> Result<Option<SchemaRef>> {
+    if format == Format::Orc {
+        return crate::orc::register(ctx, name, path).await;
+    }
     let err = |e: String| Error::Input(format!("{path}: {e}"));
     let url = if path.starts_with("s3://") || path.starts_with("s3a://") {
         let u = path.replacen("s3a://", "s3://", 1);

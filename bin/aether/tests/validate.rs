@@ -48,9 +48,13 @@ impl Case {
             "json",
         ];
         args.extend_from_slice(extra);
-        let o = validate(&args);
+        Case::of(validate(&args), &format!("{cpu} vs {gpu}"))
+    }
+
+    /// The JSON report and exit code of a finished `aether validate`.
+    fn of(o: Output, what: &str) -> Case {
         let report: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{cpu} vs {gpu}: {e}\n{}", err(&o)));
+            .unwrap_or_else(|e| panic!("{what}: {e}\n{}", err(&o)));
         Case {
             report,
             code: o.status.code(),
@@ -268,13 +272,7 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     let run = |args: &[&str]| {
         let mut a = args.to_vec();
         a.extend(["--report_format", "json"]);
-        let o = validate(&a);
-        let report: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}", err(&o)));
-        Case {
-            report,
-            code: o.status.code(),
-        }
+        Case::of(validate(&a), &format!("{args:?}"))
     };
     let good = run(&[
         "--cpu_event_log",
@@ -379,12 +377,7 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
             .env_remove("AWS_PROFILE")
             .output()
             .unwrap();
-        let report: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{cpu} vs {gpu}: {e}\n{}", err(&o)));
-        Case {
-            report,
-            code: o.status.code(),
-        }
+        Case::of(o, &format!("{cpu} vs {gpu}"))
     };
     let c = s3("s3://out/runs/base", "s3://out/runs/same/");
     c.passes();

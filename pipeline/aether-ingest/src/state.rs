@@ -159,7 +159,7 @@ impl TaskStats {
     }
 
     /// The stages' statistics together: smallest, largest, and the count-weighted mean of the
-    /// means (integer division at each step, stages in id order).
+    /// means (integer division at each step, so the order given matters).
     fn combine(stages: impl Iterator<Item = Self>) -> Option<Self> {
         stages.reduce(|a, b| {
             let count = a.count + b.count;
@@ -180,32 +180,42 @@ impl TaskStats {
 
 impl AccAgg {
     fn stage(&mut self, stage: i64) -> &mut AccStage {
-        let i = match self.stages.iter().rposition(|s| s.stage == stage) {
+        let i = Self::index(&mut self.stages, stage);
+        &mut self.stages[i]
+    }
+
+    /// Where `stage` is in `stages` (added when it is not yet).
+    fn index(stages: &mut Vec<AccStage>, stage: i64) -> usize {
+        match stages.iter().rposition(|s| s.stage == stage) {
             Some(i) => i,
             None => {
-                self.stages.push(AccStage {
+                stages.push(AccStage {
                     stage,
                     task_sum: None,
                     completed: None,
                     stats: None,
                     stats_seq: 0,
                 });
-                self.stages.len() - 1
+                stages.len() - 1
             }
-        };
-        &mut self.stages[i]
+        }
     }
 
-    /// Update the statistics of one stage (numbering the stage when it gets its first).
-    fn update_stats(&mut self, stage: i64, f: impl FnOnce(Option<TaskStats>) -> TaskStats) {
-        let seq = self.with_stats;
-        let st = self.stage(stage);
+    /// Update the statistics of one stage (numbering the stage when it gets its first), and
+    /// give the stage for its other figures: one lookup per update on the ingest's hot path.
+    fn update_stats(
+        &mut self,
+        stage: i64,
+        f: impl FnOnce(Option<TaskStats>) -> TaskStats,
+    ) -> &mut AccStage {
+        let i = Self::index(&mut self.stages, stage);
+        let st = &mut self.stages[i];
         if st.stats.is_none() {
-            st.stats_seq = seq;
+            st.stats_seq = self.with_stats;
             self.with_stats += 1;
         }
-        let st = self.stage(stage);
         st.stats = Some(f(st.stats));
+        st
     }
 
     /// The stages the accumulator was updated in (by a task, or listed at StageCompleted).
@@ -522,17 +532,19 @@ impl AppState {
             }
             Event::StageCompleted(e) => {
                 for &(id, value) in &e.info.accumulables.0 {
-                    let agg = self.accum_task.entry(id).or_default();
-                    let st = agg.stage(e.info.stage_id);
+                    let st =
+                        self.accum_task
+                            .entry(id)
+                            .or_default()
+                            .update_stats(e.info.stage_id, |s| {
+                                s.unwrap_or(TaskStats {
+                                    min: 0,
+                                    mean: 0,
+                                    max: 0,
+                                    count: 0,
+                                })
+                            });
                     st.completed = Some(st.completed.unwrap_or(0).max(value.unwrap_or(0)));
-                    agg.update_stats(e.info.stage_id, |s| {
-                        s.unwrap_or(TaskStats {
-                            min: 0,
-                            mean: 0,
-                            max: 0,
-                            count: 0,
-                        })
-                    });
                 }
                 let s = self.stage_info(e.info);
                 s.submitted = true;
@@ -631,10 +643,9 @@ impl AppState {
                 let t = agg.total.get_or_insert(0);
                 *t = t.saturating_add(a.update);
             }
-            let st = agg.stage(t.stage_id);
+            let st = agg.update_stats(t.stage_id, |s| TaskStats::add(s, a.update));
             let sum = st.task_sum.get_or_insert(0);
             *sum = sum.saturating_add(a.update);
-            agg.update_stats(t.stage_id, |s| TaskStats::add(s, a.update));
         }
         let b = &mut self.tasks;
         b.stage_id.append_value(t.stage_id);

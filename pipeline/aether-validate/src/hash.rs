@@ -58,13 +58,22 @@ pub struct FloatKeep {
     pub f32_bits: u32,
 }
 
-/// Mix column `col` of a batch into `rows` (one hash per row).
-pub fn hash_column(a: &dyn Array, col: usize, keep: FloatKeep, rows: &mut [u64]) {
+/// The hashes of column `col` of a batch (one per row, salted by the column's position), to
+/// [`mix`] into as many row hashes as need the column.
+pub fn column_hashes(a: &dyn Array, col: usize, keep: FloatKeep) -> Vec<u64> {
     let mut v = vec![0u64; a.len()];
     value_hashes(a, keep, &mut v);
     let salt = finish(col as u64 + 1);
-    for (r, x) in rows.iter_mut().zip(v) {
-        *r = combine(*r, x ^ salt);
+    for x in v.iter_mut() {
+        *x ^= salt;
+    }
+    v
+}
+
+/// Mix a column's hashes into the row hashes.
+pub fn mix(rows: &mut [u64], col: &[u64]) {
+    for (r, &x) in rows.iter_mut().zip(col) {
+        *r = combine(*r, x);
     }
 }
 

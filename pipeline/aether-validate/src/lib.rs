@@ -212,6 +212,37 @@ struct Builder {
 }
 
 impl Builder {
+    /// A check that passes when `ok`, else is `bad` with the reason `why()`.
+    #[allow(clippy::too_many_arguments)]
+    fn gate(
+        &mut self,
+        layer: &str,
+        check: &str,
+        column: Option<&str>,
+        cpu: impl ToString,
+        gpu: impl ToString,
+        deviation_pct: Option<f64>,
+        ok: bool,
+        bad: Verdict,
+        why: impl FnOnce() -> String,
+    ) {
+        let (verdict, detail) = if ok {
+            (Verdict::Pass, String::new())
+        } else {
+            (bad, why())
+        };
+        self.add(
+            layer,
+            check,
+            column,
+            cpu,
+            gpu,
+            deviation_pct,
+            verdict,
+            detail,
+        );
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
@@ -267,23 +298,34 @@ fn session(memory_mb: usize) -> Result<SessionContext> {
     Ok(SessionContext::new_with_config_rt(cfg, rt))
 }
 
-/// One-row query results as text, NULL as `None`.
-async fn one_row(ctx: &SessionContext, sql: &str) -> Result<Vec<Option<String>>> {
+/// A query's rows as text, NULL as `None`.
+pub(crate) async fn text_rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
     let batches = ctx.sql(sql).await.map_err(q)?.collect().await.map_err(q)?;
-    let b = batches
-        .iter()
-        .find(|b| b.num_rows() > 0)
-        .ok_or_else(|| Error::Query(format!("no row from {sql}")))?;
-    Ok((0..b.num_columns())
-        .map(|c| {
-            let a = b.column(c);
-            if a.is_null(0) {
-                None
-            } else {
-                array_value_to_string(a, 0).ok()
-            }
-        })
-        .collect())
+    let mut out = Vec::new();
+    for b in &batches {
+        for r in 0..b.num_rows() {
+            out.push(
+                (0..b.num_columns())
+                    .map(|c| {
+                        let a = b.column(c);
+                        (!a.is_null(r))
+                            .then(|| array_value_to_string(a, r).ok())
+                            .flatten()
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The first row of a query's result as text, NULL as `None`.
+async fn one_row(ctx: &SessionContext, sql: &str) -> Result<Vec<Option<String>>> {
+    text_rows(ctx, sql)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Query(format!("no row from {sql}")))
 }
 
 fn is_int(t: &DataType) -> bool {
@@ -322,11 +364,33 @@ fn pct(cpu: f64, gpu: f64) -> Option<f64> {
 /// Layer 1: the two runs' event logs (rows read and written, the write commands).
 pub async fn validate_logs(cpu_log: &str, gpu_log: &str) -> Result<Report> {
     let t0 = Instant::now();
+    let (b, c, g) = log_checks(cpu_log, gpu_log).await?;
+    Ok(run_report(cpu_log, gpu_log, &c, &g, b, Vec::new(), t0))
+}
+
+/// The event logs' checks, and what each log says.
+async fn log_checks(
+    cpu_log: &str,
+    gpu_log: &str,
+) -> Result<(Builder, logs::LogFacts, logs::LogFacts)> {
     let c = logs::facts(cpu_log).await?;
     let g = logs::facts(gpu_log).await?;
     let mut b = Builder { checks: Vec::new() };
     logs::compare(&c, &g, &mut b);
-    Ok(finish(
+    Ok((b, c, g))
+}
+
+/// The report of two runs: their logs' checks (and notes), then each compared output's checks.
+fn run_report(
+    cpu_log: &str,
+    gpu_log: &str,
+    c: &logs::LogFacts,
+    g: &logs::LogFacts,
+    b: Builder,
+    outputs: Vec<Report>,
+    t0: Instant,
+) -> Report {
+    let mut r = finish(
         &format!("{} ({})", cpu_log, c.app_id),
         &format!("{} ({})", gpu_log, g.app_id),
         b,
@@ -334,7 +398,11 @@ pub async fn validate_logs(cpu_log: &str, gpu_log: &str) -> Result<Report> {
         g.rows_written.max(0) as u64,
         Vec::new(),
         t0,
-    ))
+    );
+    for o in outputs {
+        r.absorb(o);
+    }
+    r
 }
 
 /// A GPU test run against the CPU run it copies: their event logs, then each output the CPU
@@ -347,20 +415,9 @@ pub async fn validate_run(
     o: &Options,
 ) -> Result<Report> {
     let t0 = Instant::now();
-    let c = logs::facts(cpu_log).await?;
-    let g = logs::facts(gpu_log).await?;
-    let mut b = Builder { checks: Vec::new() };
-    logs::compare(&c, &g, &mut b);
-    let mut report = finish(
-        &format!("{} ({})", cpu_log, c.app_id),
-        &format!("{} ({})", gpu_log, g.app_id),
-        b,
-        c.rows_written.max(0) as u64,
-        g.rows_written.max(0) as u64,
-        Vec::new(),
-        t0,
-    );
-    let mut notes = Builder { checks: Vec::new() };
+    let (mut b, c, g) = log_checks(cpu_log, gpu_log).await?;
+    let logs_checks = b.checks.len();
+    let mut outs = Vec::new();
     let mut seen = BTreeSet::new();
     for w in &c.writes {
         let Some(path) = w.target.path.clone() else {
@@ -379,7 +436,7 @@ pub async fn validate_run(
             }
         });
         let Some(gpu_path) = mapped else {
-            notes.add(
+            b.add(
                 "outputs",
                 "output compared",
                 Some(&path),
@@ -396,7 +453,7 @@ pub async fn validate_run(
         let format = match w.target.format.as_deref().map(str::parse::<Format>) {
             Some(Ok(f)) => f,
             other => {
-                notes.add(
+                b.add(
                     "outputs",
                     "output compared",
                     Some(&path),
@@ -405,7 +462,7 @@ pub async fn validate_run(
                     None,
                     Verdict::Warn,
                     format!(
-                        "{path} is {}: only Parquet, CSV and JSON outputs are compared",
+                        "{path} is {}: only Parquet, CSV, JSON and ORC outputs are compared",
                         match other {
                             Some(Err(e)) => e,
                             _ => "of an unknown format".into(),
@@ -421,7 +478,7 @@ pub async fn validate_run(
         let mut oo = o.clone();
         oo.format = format;
         let r = validate(&path, &gpu_path, &oo).await?;
-        notes.add(
+        b.add(
             "outputs",
             "output compared",
             Some(&path),
@@ -431,10 +488,10 @@ pub async fn validate_run(
             r.verdict,
             format!("{} checks, {}", r.checks.len(), r.verdict),
         );
-        report = report.merge(r);
+        outs.push(r);
     }
-    if notes.checks.is_empty() {
-        notes.add(
+    if b.checks.len() == logs_checks {
+        b.add(
             "outputs",
             "output compared",
             None,
@@ -445,39 +502,27 @@ pub async fn validate_run(
             "no output of the CPU run has a known copy from the GPU run: only the event logs were compared",
         );
     }
-    let n = finish(
-        &report.cpu,
-        &report.gpu,
-        notes,
-        report.cpu_rows,
-        report.gpu_rows,
-        report.key.clone(),
-        t0,
-    );
-    let mut merged = report.merge(n);
-    merged.cpu = format!("{} ({})", cpu_log, c.app_id);
-    merged.gpu = format!("{} ({})", gpu_log, g.app_id);
-    Ok(merged)
+    Ok(run_report(cpu_log, gpu_log, &c, &g, b, outs, t0))
 }
 
 impl Report {
+    /// Take in another report's checks, reasons and verdict (one comparison of several parts).
+    fn absorb(&mut self, other: Report) {
+        self.checks.extend(other.checks);
+        self.reasons.extend(other.reasons);
+        self.verdict = self.verdict.max(other.verdict);
+    }
+
     /// One report of two (the event logs' and the outputs'): every check, the worse verdict.
-    pub fn merge(self, other: Report) -> Report {
-        let mut checks = self.checks;
-        checks.extend(other.checks);
-        let mut reasons = self.reasons;
-        reasons.extend(other.reasons);
-        Report {
-            cpu: format!("{}; {}", self.cpu, other.cpu),
-            gpu: format!("{}; {}", self.gpu, other.gpu),
-            verdict: self.verdict.max(other.verdict),
-            reasons,
-            cpu_rows: other.cpu_rows,
-            gpu_rows: other.gpu_rows,
-            key: other.key,
-            checks,
-            elapsed_ms: self.elapsed_ms + other.elapsed_ms,
-        }
+    pub fn merge(mut self, other: Report) -> Report {
+        self.cpu = format!("{}; {}", self.cpu, other.cpu);
+        self.gpu = format!("{}; {}", self.gpu, other.gpu);
+        self.elapsed_ms += other.elapsed_ms;
+        self.cpu_rows = other.cpu_rows;
+        self.gpu_rows = other.gpu_rows;
+        self.key = other.key.clone();
+        self.absorb(other);
+        self
     }
 }
 
@@ -947,23 +992,16 @@ async fn aggregates(
             .unwrap_or(0)
     };
     let (cr, gr) = (n(&cpu[0]), n(&gpu[0]));
-    b.add(
+    b.gate(
         "aggregates",
         "row count",
         None,
         cr,
         gr,
         pct(cr as f64, gr as f64),
-        if cr == gr {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        },
-        if cr == gr {
-            String::new()
-        } else {
-            format!("{} rows on the CPU, {} on the GPU", cr, gr)
-        },
+        cr == gr,
+        Verdict::Fail,
+        || format!("{} rows on the CPU, {} on the GPU", cr, gr),
     );
     let mut stats: Stats = HashMap::new();
     let mut i = 1;
@@ -1026,23 +1064,16 @@ async fn aggregates(
             if *stat == "non-null count" {
                 let nulls = |v: &Option<String>, rows: u64| rows.saturating_sub(n(v));
                 let (cnul, gnul) = (nulls(c, cr), nulls(g, gr));
-                b.add(
+                b.gate(
                     "aggregates",
                     "nulls",
                     Some(name),
                     cnul,
                     gnul,
                     pct(cnul as f64, gnul as f64),
-                    if cnul == gnul {
-                        Verdict::Pass
-                    } else {
-                        Verdict::Fail
-                    },
-                    if cnul == gnul {
-                        String::new()
-                    } else {
-                        format!("column {name} has {cnul} nulls on the CPU, {gnul} on the GPU")
-                    },
+                    cnul == gnul,
+                    Verdict::Fail,
+                    || format!("column {name} has {cnul} nulls on the CPU, {gnul} on the GPU"),
                 );
             }
         }
@@ -1138,13 +1169,29 @@ struct Kept {
     text: String,
 }
 
+impl Kept {
+    /// Row `r` of a batch with its hashes.
+    fn of(batch: &RecordBatch, cols: &[Field], h: &Hashed, r: usize) -> Kept {
+        Kept {
+            hash: h.rows[r],
+            no_float: h.no_float[r],
+            floats: floats_of(batch, cols, r),
+            text: row_text(batch, cols, r),
+        }
+    }
+
+    /// The same row: equal hashes, or equal but for floats within the tolerance.
+    fn matches(&self, other: &Kept, float_tols: &[f64], abs_tol: f64) -> bool {
+        self.hash == other.hash
+            || (self.no_float == other.no_float
+                && floats_close(&self.floats, &other.floats, float_tols, abs_tol))
+    }
+}
+
 /// A sampled key's row on one side.
 struct Sampled {
     key_text: String,
-    hash: u64,
-    no_float: u64,
-    floats: Vec<Option<f64>>,
-    text: String,
+    row: Kept,
 }
 
 struct Hashed {
@@ -1158,13 +1205,14 @@ fn hash_batch(batch: &RecordBatch, cols: &[Field], key: &[String], o: &Options) 
     let keep = o.keep();
     let (mut rows, mut no_float, mut keyh) = (vec![0u64; n], vec![0u64; n], vec![0u64; n]);
     for (i, f) in cols.iter().enumerate() {
-        let a = batch.column(i);
-        hash::hash_column(a.as_ref(), i, keep, &mut rows);
+        // each column hashed once, mixed into every row hash that covers it
+        let c = hash::column_hashes(batch.column(i).as_ref(), i, keep);
+        hash::mix(&mut rows, &c);
         if !is_float(f.data_type()) {
-            hash::hash_column(a.as_ref(), i, keep, &mut no_float);
+            hash::mix(&mut no_float, &c);
         }
         if key.iter().any(|k| k == f.name()) {
-            hash::hash_column(a.as_ref(), i, keep, &mut keyh);
+            hash::mix(&mut keyh, &c);
         }
     }
     for h in rows
@@ -1304,10 +1352,7 @@ async fn rows(
                         .join(", ");
                     sp.entry(h.key[r]).or_default().push(Sampled {
                         key_text,
-                        hash: x,
-                        no_float: h.no_float[r],
-                        floats: floats_of(batch, cols, r),
-                        text: row_text(batch, cols, r),
+                        row: Kept::of(batch, cols, h, r),
                     });
                 }
             }
@@ -1347,12 +1392,7 @@ async fn rows(
                         if k.len() < MAX_DRILL_ROWS
                             && drill.contains(&((x >> (64 - BUCKET_BITS)) as usize))
                         {
-                            k.push(Kept {
-                                hash: x,
-                                no_float: h.no_float[r],
-                                floats: floats_of(batch, cols, r),
-                                text: row_text(batch, cols, r),
-                            });
+                            k.push(Kept::of(batch, cols, h, r));
                         }
                     }
                 })
@@ -1390,10 +1430,9 @@ async fn rows(
             let mut paired_g: std::collections::HashSet<usize> = Default::default();
             only_c.retain(|&i| {
                 if let Some(cands) = by_nf.get_mut(&kc[i].no_float)
-                    && let Some(pos) = cands.iter().position(|&j| {
-                        !paired_g.contains(&j)
-                            && floats_close(&kc[i].floats, &kg[j].floats, &float_tols, o.abs_tol)
-                    })
+                    && let Some(pos) = cands
+                        .iter()
+                        .position(|&j| kc[i].matches(&kg[j], &float_tols, o.abs_tol))
                 {
                     paired_g.insert(cands.remove(pos));
                     within += 1;
@@ -1422,21 +1461,16 @@ async fn rows(
             } else {
                 String::new()
             };
-            b.add(
+            b.gate(
                 "rows",
                 "rows only in the CPU output",
                 None,
                 only_c.len(),
                 0,
                 None,
-                if only_c.is_empty() {
-                    Verdict::Pass
-                } else {
-                    Verdict::Fail
-                },
-                if only_c.is_empty() {
-                    String::new()
-                } else {
+                only_c.is_empty(),
+                Verdict::Fail,
+                || {
                     format!(
                         "{} rows only in the CPU output{scope}, e.g. {}",
                         only_c.len(),
@@ -1444,21 +1478,16 @@ async fn rows(
                     )
                 },
             );
-            b.add(
+            b.gate(
                 "rows",
                 "rows only in the GPU output",
                 None,
                 0,
                 only_g.len(),
                 None,
-                if only_g.is_empty() {
-                    Verdict::Pass
-                } else {
-                    Verdict::Fail
-                },
-                if only_g.is_empty() {
-                    String::new()
-                } else {
+                only_g.is_empty(),
+                Verdict::Fail,
+                || {
                     format!(
                         "{} rows only in the GPU output{scope}, e.g. {}",
                         only_g.len(),
@@ -1493,14 +1522,15 @@ async fn rows(
             compared += 1;
             let same = rows_c.len() == rows_g.len()
                 && rows_c.iter().all(|c| {
-                    rows_g.iter().any(|g| {
-                        g.hash == c.hash
-                            || (g.no_float == c.no_float
-                                && floats_close(&c.floats, &g.floats, &float_tols, o.abs_tol))
-                    })
+                    rows_g
+                        .iter()
+                        .any(|g| c.row.matches(&g.row, &float_tols, o.abs_tol))
                 });
             if !same {
-                differ.push(format!("CPU {} / GPU {}", rows_c[0].text, rows_g[0].text));
+                differ.push(format!(
+                    "CPU {} / GPU {}",
+                    rows_c[0].row.text, rows_g[0].row.text
+                ));
             }
         }
         for (k, rows_g) in &sg {
@@ -1571,17 +1601,16 @@ async fn keyed(
         .clone()
         .unwrap_or_default();
     let unique = dc == "0" && dg == "0";
-    b.add(
+    b.gate(
         "rows",
         "key is unique",
         Some(&key.join(",")),
         format!("{dc} duplicated"),
         format!("{dg} duplicated"),
         None,
-        if unique { Verdict::Pass } else { Verdict::Warn },
-        if unique {
-            String::new()
-        } else {
+        unique,
+        Verdict::Warn,
+        || {
             format!(
                 "key {} repeats ({dc} keys on the CPU, {dg} on the GPU): the keyed counts multiply",
                 key.join(",")
@@ -1634,23 +1663,16 @@ async fn keyed(
             .unwrap_or(0)
     };
     let (only_c, only_g) = (n(&r[0]), n(&r[1]));
-    b.add(
+    b.gate(
         "rows",
         "keys only on one side",
         Some(&key.join(",")),
         only_c,
         only_g,
         None,
-        if only_c + only_g == 0 {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        },
-        if only_c + only_g == 0 {
-            String::new()
-        } else {
-            format!("{only_c} keys only in the CPU output, {only_g} only in the GPU output")
-        },
+        only_c + only_g == 0,
+        Verdict::Fail,
+        || format!("{only_c} keys only in the CPU output, {only_g} only in the GPU output"),
     );
     for (i, f) in value_cols.iter().enumerate() {
         let (mm, nd) = (n(&r[2 + 3 * i]), n(&r[3 + 3 * i]));
@@ -1680,33 +1702,14 @@ async fn keyed(
             mismatch(f),
             o.max_examples
         );
-        let batches = ctx
-            .sql(&ex_sql)
-            .await
-            .map_err(q)?
-            .collect()
-            .await
-            .map_err(q)?;
-        let mut ex = Vec::new();
-        for bt in &batches {
-            for row in 0..bt.num_rows() {
-                let v = |c: usize| {
-                    let a = bt.column(c);
-                    if a.is_null(row) {
-                        "NULL".to_string()
-                    } else {
-                        array_value_to_string(a, row).unwrap_or_default()
-                    }
-                };
-                ex.push(format!(
-                    "{}={}: CPU {} GPU {}",
-                    key.join(","),
-                    v(0),
-                    v(1),
-                    v(2)
-                ));
-            }
-        }
+        let ex: Vec<String> = text_rows(ctx, &ex_sql)
+            .await?
+            .iter()
+            .map(|row| {
+                let v = |c: usize| row[c].clone().unwrap_or_else(|| "NULL".into());
+                format!("{}={}: CPU {} GPU {}", key.join(","), v(0), v(1), v(2))
+            })
+            .collect();
         b.add(
             "rows",
             "values by key",
@@ -1836,22 +1839,21 @@ async fn ks_column(ctx: &SessionContext, f: &Field, b: &mut Builder) -> Result<(
     }
     let d = if d.is_finite() { d } else { 0.0 };
     let p = ks::p_value(d, n1, n2);
-    let fail = p < 1e-3 && d > 1e-3;
-    b.add(
+    b.gate(
         "distribution",
         "Kolmogorov-Smirnov",
         Some(f.name()),
         format!("D={d:.6}"),
         format!("p={p:.3e}"),
         None,
-        if fail { Verdict::Fail } else { Verdict::Pass },
-        if fail {
+        // a difference only when it is both unlikely by chance and not negligible
+        !(p < 1e-3 && d > 1e-3),
+        Verdict::Fail,
+        || {
             format!(
                 "column {} is distributed differently: D = {d:.6}, p = {p:.3e}",
                 f.name()
             )
-        } else {
-            String::new()
         },
     );
     Ok(())

@@ -11,11 +11,8 @@
 use std::collections::HashMap;
 
 use aether_platform::sandbox::{WriteTarget, parse_write};
-use datafusion::arrow::array::Array;
-use datafusion::arrow::util::display::array_value_to_string;
-use datafusion::prelude::SessionContext;
 
-use crate::{Builder, Error, Result, Verdict, pct};
+use crate::{Builder, Error, Result, Verdict, pct, text_rows as rows};
 
 /// What one run's event log says it read and wrote.
 #[derive(Clone, Debug, Default)]
@@ -48,25 +45,6 @@ impl Write {
             .or_else(|| self.target.table.clone())
             .unwrap_or_else(|| self.target.command.clone())
     }
-}
-
-async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-    let q = |e: datafusion::error::DataFusionError| Error::Query(e.to_string());
-    let batches = ctx.sql(sql).await.map_err(q)?.collect().await.map_err(q)?;
-    let mut out = Vec::new();
-    for b in &batches {
-        for r in 0..b.num_rows() {
-            out.push(
-                (0..b.num_columns())
-                    .map(|c| {
-                        let a = b.column(c);
-                        (!a.is_null(r)).then(|| array_value_to_string(a, r).unwrap_or_default())
-                    })
-                    .collect(),
-            );
-        }
-    }
-    Ok(out)
 }
 
 fn int(v: &Option<String>) -> i64 {
@@ -232,14 +210,18 @@ fn opt(v: Option<i64>) -> String {
 /// Compare the two runs' facts into `b`.
 pub(crate) fn compare(c: &LogFacts, g: &LogFacts, b: &mut Builder) {
     let layer = "event log";
-    let cmp = |b: &mut Builder, check: &str, x: i64, y: i64, gate: Verdict, what: &str| {
-        let v = if x == y { Verdict::Pass } else { gate };
-        let detail = if x == y {
-            String::new()
-        } else {
-            format!("{what}: {x} in the CPU run, {y} in the GPU run")
-        };
-        b.add(layer, check, None, x, y, pct(x as f64, y as f64), v, detail);
+    let cmp = |b: &mut Builder, check: &str, x: i64, y: i64, bad: Verdict, what: &str| {
+        b.gate(
+            layer,
+            check,
+            None,
+            x,
+            y,
+            pct(x as f64, y as f64),
+            x == y,
+            bad,
+            || format!("{what}: {x} in the CPU run, {y} in the GPU run"),
+        );
     };
     cmp(
         b,

@@ -103,6 +103,11 @@ write(
     "orc_changed",
     fmt="orc",
 )
+base.repartition(3).write.mode("overwrite").partitionBy("grp").orc(f"{out}/orc_part_a")
+base.repartition(1).write.mode("overwrite").partitionBy("grp").orc(f"{out}/orc_part_b")
+base.filter(F.col("id") != 4242).repartition(2).write.mode("overwrite").partitionBy("grp").orc(
+    f"{out}/orc_part_dropped"
+)
 write(base, "json_a", parts=2, fmt="json")
 write(base, "json_b", parts=3, fmt="json")
 base.repartition(3).write.mode("overwrite").partitionBy("grp").parquet(f"{out}/part_a")

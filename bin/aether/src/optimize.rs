@@ -454,26 +454,22 @@ fn run_duration(rt: &tokio::runtime::Runtime, event_log: &str) -> Option<i64> {
     rows.first()?.get("duration_ms")?.as_i64()
 }
 
-/// The writes of a CPU run, from its event log's plans.
+/// The writes of a CPU run, from its event log's plans (tables resolved as `validate` does).
 fn cpu_writes(
     rt: &tokio::runtime::Runtime,
     event_log: &str,
 ) -> Result<Vec<aether_platform::sandbox::WriteTarget>> {
-    let rows = log_rows(
-        rt,
-        event_log,
-        "SELECT DISTINCT node_name, description FROM sql_plan_nodes
-         WHERE starts_with(node_name, 'Execute ')",
-    )
-    .with_context(|| format!("the CPU run's event log {event_log}"))?;
-    let s = |r: &serde_json::Map<String, serde_json::Value>, k: &str| {
-        r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
-    };
-    let mut out: Vec<_> = rows
-        .iter()
-        .filter_map(|r| {
-            aether_platform::sandbox::parse_write(&s(r, "node_name"), &s(r, "description"))
-        })
+    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+    if let Some(e) = ing.source_errors.first() {
+        bail!("the CPU run's event log {}: {}", e.path, e.error);
+    }
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing)?;
+    let mut out: Vec<_> = rt
+        .block_on(aether_validate::logs::writes(&ctx))
+        .with_context(|| format!("the CPU run's event log {event_log}"))?
+        .into_iter()
+        .map(|(_, _, t)| t)
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path).then(a.table.cmp(&b.table)));
     out.dedup();

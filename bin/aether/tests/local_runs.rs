@@ -380,22 +380,34 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
     std::fs::create_dir_all(&logs).unwrap();
     let prod = d.path().join("prod");
     let hard = prod.join("hard");
-    let script = |name: &str, target: &str| {
+    let script = |name: &str, target: &str, table: bool| {
         let p = d.path().join(name);
+        // a managed table too (saveAsTable): it lives in the warehouse, which the sandbox moves
+        let table = if table {
+            "spark.range(0, 1000, 1, 2).selectExpr('id % 3 AS k').groupBy('k').count()\
+             .write.mode('overwrite').saveAsTable('t_summary')\n"
+        } else {
+            ""
+        };
         std::fs::write(
             &p,
             format!(
                 "import sys\nfrom pyspark.sql import SparkSession\n\
                  spark = SparkSession.builder.getOrCreate()\n\
                  spark.range(0, 1000, 1, 2).selectExpr('id', 'id % 3 AS k')\
-                 .write.mode('overwrite').parquet({target})\nspark.stop()\n"
+                 .write.mode('overwrite').parquet({target})\n{table}spark.stop()\n"
             ),
         )
         .unwrap();
         p
     };
-    let by_arg = script("by_arg.py", "sys.argv[1]");
-    let hard_coded = script("hard.py", &format!("{:?}", hard.display().to_string()));
+    let by_arg = script("by_arg.py", "sys.argv[1]", true);
+    let hard_coded = script(
+        "hard.py",
+        &format!("{:?}", hard.display().to_string()),
+        false,
+    );
+    let warehouse = prod.join("warehouse");
     // the CPU runs, as production ran them: spark-submit with an event log
     let cpu_run = |job: &Path, args: &[&str]| {
         let o = Command::new("spark-submit")
@@ -407,6 +419,11 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
             ])
             .arg("--conf")
             .arg(format!("spark.eventLog.dir=file://{}", logs.display()))
+            .arg("--conf")
+            .arg(format!(
+                "spark.sql.warehouse.dir=file://{}",
+                warehouse.display()
+            ))
             .arg(job)
             .args(args)
             .env("SPARK_LOCAL_IP", "127.0.0.1")
@@ -536,15 +553,36 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
     assert_eq!(o.status.code(), Some(0), "{}\n{}", out(&o), err(&o));
     let r: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(r["verdict"], "PASS", "{:#}", r["reasons"]);
-    let compared = r["checks"]
-        .as_array()
+    let compared = |r: &serde_json::Value, what: &str| {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "output compared" && c["column"] == what)
+            .unwrap_or_else(|| panic!("{what}: {r:#}"))
+            .clone()
+    };
+    let c = compared(&r, &out_dir.display().to_string());
+    assert_eq!(
+        (&c["cpu"], &c["gpu"]),
+        (&out_dir.display().to_string().into(), &moved.clone().into())
+    );
+    // the table: the CPU run's warehouse against the test run's own (sandboxed) warehouse
+    let sandbox_table = Path::new(&moved)
+        .ancestors()
+        .find(|p| p.parent() == Some(home.join("local/sandbox").as_path()))
         .unwrap()
-        .iter()
-        .find(|c| c["check"] == "output compared")
-        .unwrap_or_else(|| panic!("{r:#}"))
-        .clone();
-    assert_eq!(compared["cpu"], out_dir.display().to_string());
-    assert_eq!(compared["gpu"], moved);
+        .join("warehouse/t_summary");
+    let c = compared(&r, "default.t_summary");
+    assert_eq!(c["cpu"], warehouse.join("t_summary").display().to_string());
+    assert_eq!(c["gpu"], sandbox_table.display().to_string());
+    assert_eq!(c["verdict"], "PASS");
+    assert!(
+        !warehouse
+            .join("t_summary")
+            .starts_with(home.join("local/sandbox"))
+    );
+    // 1000 rows to the folder, the table's 3
     assert!(
         r["checks"]
             .as_array()
@@ -552,7 +590,7 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
             .iter()
             .any(|c| c["layer"] == "event log"
                 && c["check"] == "rows written"
-                && c["cpu"] == "1000"),
+                && c["cpu"] == "1003"),
         "{r:#}"
     );
     // the sandbox copy loses a part file: the output check fails, the logs still agree
@@ -562,12 +600,23 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
         .find(|e| e.file_name().to_string_lossy().ends_with(".parquet"))
         .unwrap();
     std::fs::remove_file(part.path()).unwrap();
+    // and the table's copy is gone: that output fails, the other is still compared
+    std::fs::remove_dir_all(&sandbox_table).unwrap();
     let o = validate();
     assert_eq!(o.status.code(), Some(1), "{}\n{}", out(&o), err(&o));
     let r: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     let reasons = r["reasons"].to_string();
     assert!(reasons.contains("FAIL row count"), "{reasons}");
     assert!(!reasons.contains("rows written"), "{reasons}");
+    let c = compared(&r, "default.t_summary");
+    assert_eq!(c["verdict"], "FAIL");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("could not be compared"),
+        "{c:#}"
+    );
     let recorded: Vec<(String, i64)> = db
         .prepare("SELECT verdict, failed_checks FROM validations WHERE job_id = ?1 ORDER BY validation_id")
         .unwrap()

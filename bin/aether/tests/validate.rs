@@ -151,6 +151,14 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
         c.failed("values by key", "name")
             .contains("id=777: CPU n277 GPU CHANGED")
     );
+    Case::run(dir, "orc_part_a", "orc_part_b", &["--format", "orc"]).passes();
+    let c = Case::run(dir, "orc_part_a", "orc_part_dropped", &["--format", "orc"]);
+    c.fails();
+    c.failed("row count", "");
+    assert!(
+        c.failed("rows only in the CPU output", "")
+            .contains("id=4242")
+    );
     Case::run(dir, "empty_a", "empty_b", &[]).passes();
 
     // one difference each
@@ -347,9 +355,10 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
          s3.create_bucket(Bucket='out')\n",
         moto.endpoint
     );
-    for case in ["base", "same"] {
+    for case in ["base", "same", "orc_part_b"] {
         script.push_str(&format!(
-            "for f in os.listdir(r'{d}'):\n    s3.upload_file(os.path.join(r'{d}', f), 'out', 'runs/{case}/' + f)\n",
+            "for root, _, fs in os.walk(r'{d}'):\n    for f in fs:\n        p = os.path.join(root, f)\n        \
+             s3.upload_file(p, 'out', 'runs/{case}/' + os.path.relpath(p, r'{d}'))\n",
             d = dir.join(case).display()
         ));
     }
@@ -359,7 +368,7 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", err(&o));
-    let s3 = |cpu: &str, gpu: &str| {
+    let s3 = |cpu: &str, gpu: &str, extra: &[&str]| {
         let o = Command::new(env!("CARGO_BIN_EXE_aether"))
             .args([
                 "validate",
@@ -370,6 +379,7 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
                 "--report_format",
                 "json",
             ])
+            .args(extra)
             .env("AWS_ENDPOINT_URL", &moto.endpoint)
             .env("AWS_ACCESS_KEY_ID", "testing")
             .env("AWS_SECRET_ACCESS_KEY", "testing")
@@ -379,15 +389,24 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
             .unwrap();
         Case::of(o, &format!("{cpu} vs {gpu}"))
     };
-    let c = s3("s3://out/runs/base", "s3://out/runs/same/");
+    let c = s3("s3://out/runs/base", "s3://out/runs/same/", &[]);
     c.passes();
     assert_eq!(c.report["cpu_rows"], 20000);
     let c = s3(
         "s3://out/runs/base/",
         &dir.join("changed").display().to_string(),
+        &[],
     );
     c.fails();
     assert!(c.failed("values by key", "name").contains("id=777"));
+    // partitioned ORC on S3 against a local copy written with other files
+    let c = s3(
+        "s3://out/runs/orc_part_b",
+        &dir.join("orc_part_a").display().to_string(),
+        &["--format", "orc"],
+    );
+    c.passes();
+    assert_eq!(c.report["cpu_rows"], 20000, "{:#}", c.report);
 
     // bad input: exit 2, naming the problem
     let o = validate(&["--cpu_output", &missing, "--gpu_output", &missing]);
@@ -404,9 +423,10 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("unknown format \"avro\""), "{}", err(&o));
+    // a wrong format is not two empty outputs
     let o = validate(&[
         "--cpu_output",
-        "s3://out/runs/base",
+        &base,
         "--gpu_output",
         &base,
         "--format",
@@ -414,7 +434,7 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        err(&o).contains("ORC outputs on S3 are not supported yet"),
+        err(&o).contains("no .orc file, but .parquet ones"),
         "{}",
         err(&o)
     );

@@ -129,6 +129,81 @@ pub fn parse_write(node_name: &str, description: &str) -> Option<WriteTarget> {
     })
 }
 
+/// A table's name in one spelling: backquotes and the `spark_catalog.` catalog dropped,
+/// `default.` when no database is named.
+pub fn table_name(t: &str) -> String {
+    let t = t.replace('`', "");
+    let t = t.strip_prefix("spark_catalog.").unwrap_or(&t);
+    if t.contains('.') {
+        t.to_string()
+    } else {
+        format!("default.{t}")
+    }
+}
+
+/// The managed table whose location `path` is, under the warehouse directory `warehouse`
+/// (`<warehouse>/t` is `default.t`, `<warehouse>/db.db/t` is `db.t`).
+pub fn managed_table(warehouse: &str, path: &str) -> Option<String> {
+    let (w, p) = (norm(warehouse), norm(path));
+    let rest = p.strip_prefix(&format!("{w}/"))?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    match parts.as_slice() {
+        [t] => Some(format!("default.{t}")),
+        [db, t] => db.strip_suffix(".db").map(|db| format!("{db}.{t}")),
+        _ => None,
+    }
+}
+
+/// Where the managed table `table` lives under the warehouse directory `warehouse`.
+pub fn table_location(warehouse: &str, table: &str) -> String {
+    let w = norm(warehouse);
+    match table_name(table).split_once('.') {
+        Some(("default", t)) => format!("{w}/{t}"),
+        Some((db, t)) => format!("{w}/{db}.db/{t}"),
+        None => format!("{w}/{table}"),
+    }
+}
+
+/// Tables in a run's writes (`roots[i]`: the root SQL execution of write `i`). `saveAsTable`
+/// spans several executions of one root (`SaveAsV1TableCommand`, then the
+/// `…TableAsSelect…` command, then the `InsertIntoHadoopFsRelationCommand` that writes the
+/// files): a table command whose root also wrote a path is that write, and is dropped. A path
+/// under the warehouse directory is a managed table's location (an external table's path stays
+/// a path: moving the warehouse would not move it); a table command alone gets its location
+/// there.
+/// Returns which writes to keep.
+pub fn resolve_tables(
+    writes: &mut [WriteTarget],
+    roots: &[i64],
+    warehouse: Option<&str>,
+) -> Vec<bool> {
+    let mut keep = vec![true; writes.len()];
+    if let Some(wh) = warehouse {
+        for w in writes.iter_mut() {
+            if let Some(p) = &w.path {
+                w.table = managed_table(wh, p);
+            }
+        }
+    }
+    for i in 0..writes.len() {
+        if writes[i].path.is_some() {
+            continue;
+        }
+        let sibling = (0..writes.len())
+            .find(|&j| j != i && roots.get(j) == roots.get(i) && writes[j].path.is_some());
+        match sibling {
+            Some(_) => keep[i] = false,
+            None => {
+                if let (Some(w), Some(t)) = (warehouse, writes[i].table.clone()) {
+                    writes[i].table = Some(table_name(&t));
+                    writes[i].path = Some(table_location(w, &t));
+                }
+            }
+        }
+    }
+    keep
+}
+
 /// A job with its outputs moved under a prefix.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sandboxed {
@@ -199,9 +274,10 @@ pub fn sandbox(job: &JobDefinition, writes: &[WriteTarget], prefix: &str) -> San
         }
     }
     for (w, c) in writes.iter().zip(&covered) {
-        match (&w.path, &w.table) {
-            (Some(p), _) if !c => out.unmapped.push(p.clone()),
-            (None, Some(t)) => out.tables.push(t.clone()),
+        // a table lives in the warehouse, which the backend moves (or refuses to run)
+        match (&w.table, &w.path) {
+            (Some(t), _) => out.tables.push(t.clone()),
+            (None, Some(p)) if !c => out.unmapped.push(p.clone()),
             _ => {}
         }
     }
@@ -258,6 +334,63 @@ mod tests {
             parse_write("Execute ShowTablesCommand", "Execute ShowTablesCommand"),
             None
         );
+    }
+
+    #[test]
+    fn save_as_table_is_one_write_of_a_managed_table() {
+        // Spark 4.3's saveAsTable (real-spark-4.3.0/local-1796009806849, executions 211-213 of
+        // root 211): the table command names nothing, the nested insert writes the warehouse
+        let plan = |name: &str, desc: &str| parse_write(name, desc);
+        let mut w: Vec<WriteTarget> = [
+            plan(
+                "Execute InsertIntoHadoopFsRelationCommand",
+                "Execute InsertIntoHadoopFsRelationCommand file:/w/etl/y, false, JSON, [path=/w/etl/y], Overwrite, [a]",
+            ),
+            plan(
+                "Execute CreateDataSourceTableAsSelectCommand",
+                "Execute CreateDataSourceTableAsSelectCommand",
+            ),
+            plan(
+                "Execute InsertIntoHadoopFsRelationCommand",
+                "Execute InsertIntoHadoopFsRelationCommand file:/w/warehouse/etl_orders_summary, false, Parquet, [path=file:/w/warehouse/etl_orders_summary], Overwrite, [a]",
+            ),
+            // Spark 3.x names the table; no nested write: its location is in the warehouse
+            plan(
+                "Execute CreateDataSourceTableAsSelectCommand",
+                "Execute CreateDataSourceTableAsSelectCommand `sales`.`copy`, Overwrite, [a, b]",
+            ),
+        ]
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+        let keep = resolve_tables(&mut w, &[208, 211, 211, 300], Some("file:///w/warehouse"));
+        assert_eq!(keep, [true, false, true, true]);
+        assert_eq!(w[0].table, None);
+        assert_eq!(
+            (w[2].table.as_deref(), w[2].path.as_deref()),
+            (
+                Some("default.etl_orders_summary"),
+                Some("/w/warehouse/etl_orders_summary")
+            )
+        );
+        assert_eq!(
+            (w[3].table.as_deref(), w[3].path.as_deref()),
+            (Some("sales.copy"), Some("/w/warehouse/sales.db/copy"))
+        );
+        // a table's write is not a hard-coded path: the warehouse moves, the run is not refused
+        let job = JobDefinition::parse("spark-submit etl.py /w/etl/y").unwrap();
+        let kept: Vec<_> = w
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(w, k)| k.then_some(w))
+            .collect();
+        let s = sandbox(&job, &kept, "/sb");
+        assert!(s.unmapped.is_empty(), "{:?}", s.unmapped);
+        assert_eq!(s.tables, ["default.etl_orders_summary", "sales.copy"]);
+        // an external table's path (not in the warehouse) stays a path
+        assert_eq!(managed_table("/w/warehouse", "/elsewhere/t"), None);
+        assert_eq!(managed_table("/w/warehouse", "/w/warehouse/a/b/c"), None);
+        assert_eq!(table_name("`spark_catalog`.`default`.`t`"), "default.t");
     }
 
     #[test]

@@ -419,54 +419,80 @@ pub async fn validate_run(
     let logs_checks = b.checks.len();
     let mut outs = Vec::new();
     let mut seen = BTreeSet::new();
-    for w in &c.writes {
+    let matched = logs::match_writes(&c.writes, &g.writes);
+    for (i, w) in c.writes.iter().enumerate() {
         let Some(path) = w.target.path.clone() else {
             continue;
         };
         if !seen.insert(path.clone()) {
             continue;
         }
-        let mapped = outputs.iter().find_map(|(from, to)| {
-            let from = from.trim_end_matches('/');
-            if path == from {
-                Some(to.clone())
-            } else {
-                path.strip_prefix(&format!("{from}/"))
-                    .map(|rest| format!("{}/{rest}", to.trim_end_matches('/')))
-            }
-        });
-        let Some(gpu_path) = mapped else {
+        let name = w.name();
+        // the sandbox's copy of the path, else where the GPU run's matching write went (a
+        // table: its location in the run's own warehouse)
+        let mapped = outputs
+            .iter()
+            .find_map(|(from, to)| {
+                let from = from.trim_end_matches('/');
+                if path == from {
+                    Some(to.clone())
+                } else {
+                    path.strip_prefix(&format!("{from}/"))
+                        .map(|rest| format!("{}/{rest}", to.trim_end_matches('/')))
+                }
+            })
+            .or_else(|| {
+                let gw = &g.writes[matched[i]?];
+                (gw.name() == name || w.target.table.is_none())
+                    .then(|| gw.target.path.clone())
+                    .flatten()
+                    .filter(|p| *p != path)
+            });
+        // one "output compared" check per output
+        let compared = |b: &mut Builder, gpu: &str, v: Verdict, detail: String| {
             b.add(
                 "outputs",
                 "output compared",
-                Some(&path),
+                Some(&name),
                 &path,
-                "(unknown)",
+                gpu,
                 None,
+                v,
+                detail,
+            )
+        };
+        let Some(gpu_path) = mapped else {
+            compared(
+                &mut b,
+                "(unknown)",
                 Verdict::Warn,
                 format!(
-                    "the GPU run's copy of {path} is not known (no sandbox mapping): not compared"
+                    "the GPU run's copy of {path} is not known (no sandbox mapping, and the GPU run \
+                     wrote no other place for it): not compared"
                 ),
             );
             continue;
         };
-        let format = match w.target.format.as_deref().map(str::parse::<Format>) {
-            Some(Ok(f)) => f,
-            other => {
-                b.add(
-                    "outputs",
-                    "output compared",
-                    Some(&path),
-                    &path,
+        // a table command may not name its format: its files do
+        let sniffed = (w.target.format.is_none() && !path.contains("://"))
+            .then(|| read::sniff(&path))
+            .flatten();
+        let format = match (
+            w.target.format.as_deref().map(str::parse::<Format>),
+            sniffed,
+        ) {
+            (Some(Ok(f)), _) | (None, Some(f)) => f,
+            (other, _) => {
+                let why = match other {
+                    Some(Err(e)) => e,
+                    _ => "of an unknown format".into(),
+                };
+                compared(
+                    &mut b,
                     &gpu_path,
-                    None,
                     Verdict::Warn,
                     format!(
-                        "{path} is {}: only Parquet, CSV, JSON and ORC outputs are compared",
-                        match other {
-                            Some(Err(e)) => e,
-                            _ => "of an unknown format".into(),
-                        }
+                        "{path} is {why}: only Parquet, CSV, JSON and ORC outputs are compared"
                     ),
                 );
                 continue;
@@ -477,18 +503,24 @@ pub async fn validate_run(
         }
         let mut oo = o.clone();
         oo.format = format;
-        let r = validate(&path, &gpu_path, &oo).await?;
-        b.add(
-            "outputs",
-            "output compared",
-            Some(&path),
-            &path,
-            &gpu_path,
-            None,
-            r.verdict,
-            format!("{} checks, {}", r.checks.len(), r.verdict),
-        );
-        outs.push(r);
+        // an output that cannot be read fails its check; the other outputs are still compared
+        match validate(&path, &gpu_path, &oo).await {
+            Ok(r) => {
+                compared(
+                    &mut b,
+                    &gpu_path,
+                    r.verdict,
+                    format!("{} checks, {}", r.checks.len(), r.verdict),
+                );
+                outs.push(r);
+            }
+            Err(e) => compared(
+                &mut b,
+                &gpu_path,
+                Verdict::Fail,
+                format!("{name} could not be compared: {e}"),
+            ),
+        }
     }
     if b.checks.len() == logs_checks {
         b.add(

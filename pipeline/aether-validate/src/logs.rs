@@ -38,11 +38,12 @@ pub struct Write {
 }
 
 impl Write {
-    fn name(&self) -> String {
+    /// The table written, else the path.
+    pub fn name(&self) -> String {
         self.target
-            .path
+            .table
             .clone()
-            .or_else(|| self.target.table.clone())
+            .or_else(|| self.target.path.clone())
             .unwrap_or_else(|| self.target.command.clone())
     }
 }
@@ -131,24 +132,11 @@ pub async fn facts(log: &str) -> Result<LogFacts> {
             .or_default()
             .insert(r[2].clone().unwrap_or_default(), int(&r[3]));
     }
-    for r in rows(
-        &ctx,
-        "SELECT sql_id, node_id, node_name, description FROM sql_plan_nodes
-         WHERE is_final AND node_name LIKE 'Execute %' ORDER BY sql_id, node_id",
-    )
-    .await?
-    {
-        let (name, desc) = (
-            r[2].clone().unwrap_or_default(),
-            r[3].clone().unwrap_or_default(),
-        );
-        let Some(target) = parse_write(&name, &desc) else {
-            continue;
-        };
-        let m = metrics.get(&(int(&r[0]), int(&r[1])));
+    for (sql_id, node_id, target) in writes(&ctx).await? {
+        let m = metrics.get(&(sql_id, node_id));
         let get = |k: &str| m.and_then(|m| m.get(k).copied());
         f.writes.push(Write {
-            sql_id: int(&r[0]),
+            sql_id,
             target,
             rows: get("number of output rows"),
             files: get("number of written files"),
@@ -156,6 +144,50 @@ pub async fn facts(log: &str) -> Result<LogFacts> {
         });
     }
     Ok(f)
+}
+
+/// The write commands in an ingested run's plans, as (SQL id, node id, target) in SQL order;
+/// tables resolved ([`aether_platform::sandbox::resolve_tables`]: a `saveAsTable` is one write,
+/// a managed table's location is in the warehouse directory the run had).
+pub async fn writes(
+    ctx: &datafusion::prelude::SessionContext,
+) -> Result<Vec<(i64, i64, WriteTarget)>> {
+    let warehouse = rows(
+        ctx,
+        "SELECT value FROM properties WHERE key = 'spark.sql.warehouse.dir' LIMIT 1",
+    )
+    .await?
+    .into_iter()
+    .next()
+    .and_then(|r| r[0].clone());
+    let (mut ids, mut roots, mut targets) = (Vec::new(), Vec::new(), Vec::new());
+    for r in rows(
+        ctx,
+        "SELECT n.sql_id, n.node_id, n.node_name, n.description, COALESCE(e.root_sql_id, n.sql_id)
+         FROM sql_plan_nodes n
+         LEFT JOIN sql_executions e ON e.app_id = n.app_id AND e.sql_id = n.sql_id
+         WHERE n.is_final AND n.node_name LIKE 'Execute %' ORDER BY n.sql_id, n.node_id",
+    )
+    .await?
+    {
+        let (name, desc) = (
+            r[2].clone().unwrap_or_default(),
+            r[3].clone().unwrap_or_default(),
+        );
+        if let Some(t) = parse_write(&name, &desc) {
+            ids.push((int(&r[0]), int(&r[1])));
+            roots.push(int(&r[4]));
+            targets.push(t);
+        }
+    }
+    let keep = aether_platform::sandbox::resolve_tables(&mut targets, &roots, warehouse.as_deref());
+    Ok(ids
+        .into_iter()
+        .zip(targets)
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(((s, n), t), _)| (s, n, t))
+        .collect())
 }
 
 /// How many trailing path components two paths share.
@@ -168,7 +200,7 @@ fn common_suffix(a: &str, b: &str) -> usize {
 }
 
 /// The GPU write each CPU write is matched with (by index).
-fn match_writes(cpu: &[Write], gpu: &[Write]) -> Vec<Option<usize>> {
+pub(crate) fn match_writes(cpu: &[Write], gpu: &[Write]) -> Vec<Option<usize>> {
     let mut used = vec![false; gpu.len()];
     let mut out = vec![None; cpu.len()];
     // exact path or table, then the longest shared suffix, then the order

@@ -27,6 +27,44 @@ fn extension(f: Format) -> &'static str {
     }
 }
 
+/// The format of a local output's part files, from their extension (`part-0.snappy.parquet`,
+/// `part-0.c000.csv`; compressed CSV and JSON as `.csv.gz`): for a table whose command does not
+/// name its format.
+pub fn sniff(path: &str) -> Option<Format> {
+    let mut dirs = vec![(std::path::PathBuf::from(path), 0)];
+    while let Some((d, depth)) = dirs.pop() {
+        if d.is_file() {
+            let name = d.file_name()?.to_string_lossy().to_lowercase();
+            let name = name.strip_suffix(".gz").unwrap_or(&name);
+            return [Format::Parquet, Format::Orc, Format::Csv, Format::Json]
+                .into_iter()
+                .find(|f| name.ends_with(extension(*f)));
+        }
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut entries: Vec<_> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let n = p.file_name().map(|n| n.to_string_lossy().to_string());
+                n.is_some_and(|n| !n.starts_with('.') && !n.starts_with('_'))
+            })
+            .collect();
+        entries.sort();
+        for e in entries.into_iter().rev() {
+            if e.is_file() {
+                if let Some(f) = sniff(&e.display().to_string()) {
+                    return Some(f);
+                }
+            } else if depth < 8 {
+                dirs.push((e, depth + 1));
+            }
+        }
+    }
+    None
+}
+
 fn file_format(ctx: &SessionContext, f: Format) -> Arc<dyn FileFormat> {
     match f {
         // with the session's Parquet options (INT96 timestamps as microseconds)
@@ -40,16 +78,40 @@ fn file_format(ctx: &SessionContext, f: Format) -> Arc<dyn FileFormat> {
     }
 }
 
-/// Register `path` as table `name`; `None` when it holds no data file (an empty output).
+/// Register `path` as table `name`; `None` when it holds no data file (an empty output). A
+/// local output with no file of `format` but files of another format is an error (a wrong
+/// `--format` must not pass as two empty outputs).
 pub async fn register(
     ctx: &SessionContext,
     name: &str,
     path: &str,
     format: Format,
 ) -> Result<Option<SchemaRef>> {
-    if format == Format::Orc {
-        return crate::orc::register(ctx, name, path).await;
+    let schema = if format == Format::Orc {
+        crate::orc::register(ctx, name, path).await?
+    } else {
+        register_listing(ctx, name, path, format).await?
+    };
+    if schema.is_none()
+        && !path.contains("://")
+        && let Some(other) = sniff(path).filter(|f| *f != format)
+    {
+        return Err(Error::Input(format!(
+            "{path}: no {} file, but {} ones (--format {})",
+            extension(format),
+            extension(other),
+            extension(other).trim_start_matches('.')
+        )));
     }
+    Ok(schema)
+}
+
+async fn register_listing(
+    ctx: &SessionContext,
+    name: &str,
+    path: &str,
+    format: Format,
+) -> Result<Option<SchemaRef>> {
     let err = |e: String| Error::Input(format!("{path}: {e}"));
     let url = if path.starts_with("s3://") || path.starts_with("s3a://") {
         let u = path.replacen("s3a://", "s3://", 1);

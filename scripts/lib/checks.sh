@@ -82,3 +82,15 @@ pyspark_ok() {
   v=$("$py" -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null) || return 1
   case "$v" in "$minor".*) echo "$v" ;; *) return 1 ;; esac
 }
+
+# headless Chromium and its chromedriver, of one major version (the UI's browser test drives
+# one with the other). Usage: chromium_ok -> prints "chromium <version>, chromedriver <version>"
+chromium_ok() {
+  local c d
+  c=$(chromium --version 2>/dev/null) || return 1
+  d=$(chromedriver --version 2>/dev/null) || return 1
+  c=$(grep -oE '[0-9]+(\.[0-9]+)+' <<<"$c" | head -1)
+  d=$(grep -oE '[0-9]+(\.[0-9]+)+' <<<"$d" | head -1)
+  [ -n "$c" ] && [ "${c%%.*}" = "${d%%.*}" ] || return 1
+  echo "chromium $c, chromedriver $d"
+}

@@ -124,6 +124,51 @@ fn moto_at_another_version_or_missing_means_install() {
     assert_eq!(stdout(&o), "5.2.5");
 }
 
+#[test]
+fn chromium_needs_its_driver_at_the_same_major_version() {
+    // fake programs first on PATH: what each prints decides
+    let dir = tempfile::tempdir().unwrap();
+    let prog = |name: &str, out: Option<&str>| {
+        let p = dir.path().join(name);
+        match out {
+            Some(o) => {
+                fs::write(&p, format!("#!/bin/sh\necho '{o}'\n")).unwrap();
+                fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            None => {
+                let _ = fs::remove_file(&p);
+            }
+        }
+    };
+    // PATH is the fake folder alone, with the two tools the check uses (no real chromium)
+    for tool in ["grep", "head"] {
+        let real = Command::new("bash")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        std::os::unix::fs::symlink(stdout(&real).trim(), dir.path().join(tool)).unwrap();
+    }
+    let run = || checks(&format!("PATH={}; chromium_ok", dir.path().display()));
+    prog("chromium", Some("Chromium 148.0.7778.167 built on Debian"));
+    prog("chromedriver", None);
+    assert_eq!(run().status.code(), Some(1), "no driver");
+    prog(
+        "chromedriver",
+        Some("ChromeDriver 147.0.7727.55 (abc-refs/branch-heads/7727@{#1})"),
+    );
+    assert_eq!(run().status.code(), Some(1), "another major version");
+    prog(
+        "chromedriver",
+        Some("ChromeDriver 148.0.7778.167 (abc-refs/branch-heads/7778@{#1})"),
+    );
+    let o = run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        stdout(&o),
+        "chromium 148.0.7778.167, chromedriver 148.0.7778.167"
+    );
+}
+
 /// The whole script on a fake machine holding only libclang-cpp: it must call apt-get for
 /// libclang1-14 and libclang-common-14-dev, then find what that installed.
 #[test]

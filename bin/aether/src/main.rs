@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod optimize;
 mod profile;
+mod report;
 mod tune;
 mod validate;
 
@@ -37,8 +38,9 @@ enum Command {
     /// Train or evaluate a QualX-style XGBoost model on pairs of CPU and GPU event logs of the
     /// same workloads.
     Model(ModelArgs),
-    /// The job history: `report list` shows every job with its latest qualification.
-    Report(ReportArgs),
+    /// Reports from the job history: `report list` (KPIs and every job), `report job`, `report
+    /// validation` (scheduled, exit 1 on a failure), `report ui` (the web UI).
+    Report(report::ReportArgs),
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
     /// --config FILE).
     Config(ConfigArgs),
@@ -312,50 +314,6 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-#[derive(Args)]
-struct ReportArgs {
-    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
-    #[arg(long, global = true)]
-    config: Option<std::path::PathBuf>,
-    #[command(subcommand)]
-    action: ReportAction,
-}
-
-#[derive(Subcommand)]
-enum ReportAction {
-    /// Every job in the job history (core.history_db), one row each, with its latest
-    /// qualification.
-    List {
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-    },
-}
-
-fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
-    let cfg = match aether_core::ConfigFile::load(&aether_core::ConfigFile::default_path(
-        a.config.as_deref(),
-    )) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let ReportAction::List { format } = a.action;
-    let jobs = match aether_core::History::open(&cfg.history_db()).and_then(|h| h.list()) {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let batch = aether_predict::report::jobs(&jobs)?;
-    let text = aether_engine::render(&batch.schema(), std::slice::from_ref(&batch), format.into())?;
-    println!("{}", text.trim_end());
-    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
@@ -910,7 +868,7 @@ fn main() -> ExitCode {
         Command::Ingest(a) => cmd_ingest(a),
         Command::Analyze(a) => cmd_analyze(a),
         Command::Qualify(a) => cmd_qualify(a),
-        Command::Report(a) => cmd_report(a),
+        Command::Report(a) => report::cmd_report(a),
         Command::Model(a) => cmd_model(a),
         Command::Config(a) => cmd_config(a),
         Command::Cluster(a) => optimize::cmd_cluster(a),

@@ -244,16 +244,7 @@ fn profile_proposal(rt: &tokio::runtime::Runtime, event_log: &str, base: &Props)
 
 /// The job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
 pub(crate) fn best_gpu_run(h: &History, job_id: i64) -> Result<Option<Run>> {
-    Ok(h.runs(job_id)?
-        .into_iter()
-        .filter(|r| r.kind == "gpu-test" && r.status == "COMPLETED" && r.duration_ms.is_some())
-        .min_by(|a, b| {
-            a.duration_ms.cmp(&b.duration_ms).then(
-                a.cost_usd
-                    .partial_cmp(&b.cost_usd)
-                    .unwrap_or(std::cmp::Ordering::Equal),
-            )
-        }))
+    Ok(aether_core::history::best_gpu_run(&h.runs(job_id)?).cloned())
 }
 
 /// The job's best config to start from: the config of its fastest successful GPU test run,

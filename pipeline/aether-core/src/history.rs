@@ -289,6 +289,34 @@ pub struct Run {
     pub details: serde_json::Value,
 }
 
+/// One validation of a job, as `aether validate --aether_job_id` recorded it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Validation {
+    pub validation_id: i64,
+    pub job_id: i64,
+    pub cpu_run_id: Option<i64>,
+    pub gpu_run_id: Option<i64>,
+    /// PASS, WARN or FAIL.
+    pub verdict: String,
+    pub failed_checks: i64,
+    /// The whole report (checks, reasons).
+    pub report: serde_json::Value,
+    pub created_ms: i64,
+}
+
+/// A job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
+pub fn best_gpu_run(runs: &[Run]) -> Option<&Run> {
+    runs.iter()
+        .filter(|r| r.kind == "gpu-test" && r.status == "COMPLETED" && r.duration_ms.is_some())
+        .min_by(|a, b| {
+            a.duration_ms.cmp(&b.duration_ms).then(
+                a.cost_usd
+                    .partial_cmp(&b.cost_usd)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
+        })
+}
+
 /// A job with its latest qualification (`aether report list`).
 #[derive(Clone, Debug, Serialize)]
 pub struct JobSummary {
@@ -709,6 +737,127 @@ impl History {
             Some(j) => self.runs(j)?.into_iter().find(|r| r.run_id == run_id),
             None => None,
         })
+    }
+
+    /// A job's latest qualification.
+    pub fn qualification(&self, job_id: i64) -> Result<Option<Qualification>> {
+        let json = |s: Option<String>| {
+            s.and_then(|s| serde_json::from_str(&s).ok())
+                .unwrap_or_default()
+        };
+        self.conn
+            .query_row(
+                "SELECT platform, model, speedup, app_duration_pred_ms, category,
+                        not_recommended_reason, unsupported_pct, reasons_json, cpu_cluster_json,
+                        gpu_cluster_json, spark_conf, cpu_cost_usd, gpu_cost_usd, savings_usd
+                 FROM qualifications WHERE job_id = ?1
+                 ORDER BY qualification_id DESC LIMIT 1",
+                params![job_id],
+                |r| {
+                    Ok(Qualification {
+                        platform: r.get(0)?,
+                        model: r.get(1)?,
+                        speedup: r.get::<_, Option<f64>>(2)?.unwrap_or_default(),
+                        app_duration_pred_ms: r.get::<_, Option<i64>>(3)?.unwrap_or_default(),
+                        category: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                        not_recommended_reason: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                        unsupported_pct: r.get::<_, Option<f64>>(6)?.unwrap_or_default(),
+                        reasons: json(r.get(7)?),
+                        cpu_cluster: json(r.get(8)?),
+                        gpu_cluster: json(r.get(9)?),
+                        spark_conf: r.get::<_, Option<String>>(10)?.unwrap_or_default(),
+                        cpu_cost_usd: r.get(11)?,
+                        gpu_cost_usd: r.get(12)?,
+                        savings_usd: r.get(13)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A job's CPU run, as its event log told.
+    pub fn cpu_run(&self, job_id: i64) -> Result<Option<CpuRun>> {
+        self.conn
+            .query_row(
+                "SELECT start_ms, app_duration_ms, sql_stage_durations_sum_ms,
+                        unsupported_stage_duration_ms, metrics_json
+                 FROM cpu_runs WHERE job_id = ?1",
+                params![job_id],
+                |r| {
+                    let m: Option<String> = r.get(4)?;
+                    Ok(CpuRun {
+                        start_ms: r.get(0)?,
+                        app_duration_ms: r.get::<_, Option<i64>>(1)?.unwrap_or_default(),
+                        sql_stage_durations_sum_ms: r.get::<_, Option<i64>>(2)?.unwrap_or_default(),
+                        unsupported_stage_duration_ms: r
+                            .get::<_, Option<i64>>(3)?
+                            .unwrap_or_default(),
+                        metrics: m
+                            .and_then(|m| serde_json::from_str(&m).ok())
+                            .unwrap_or_default(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn validations_where(&self, filter: &str, args: &[i64]) -> Result<Vec<Validation>> {
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT validation_id, job_id, cpu_run_id, gpu_run_id, verdict, failed_checks,
+                        report_json, created_ms
+                 FROM validations {filter} ORDER BY validation_id"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                let rep: String = r.get(6)?;
+                Ok(Validation {
+                    validation_id: r.get(0)?,
+                    job_id: r.get(1)?,
+                    cpu_run_id: r.get(2)?,
+                    gpu_run_id: r.get(3)?,
+                    verdict: r.get(4)?,
+                    failed_checks: r.get(5)?,
+                    report: serde_json::from_str(&rep).unwrap_or_default(),
+                    created_ms: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A job's validations, oldest first.
+    pub fn validations(&self, job_id: i64) -> Result<Vec<Validation>> {
+        self.validations_where("WHERE job_id = ?1", &[job_id])
+    }
+
+    /// Every validation, oldest first.
+    pub fn all_validations(&self) -> Result<Vec<Validation>> {
+        self.validations_where("", &[])
+    }
+
+    /// Every tune iteration of a job (all its sessions), in order.
+    pub fn job_iterations(&self, job_id: i64) -> Result<Vec<TuneIteration>> {
+        let ids: Vec<i64> = {
+            let mut st = self
+                .conn
+                .prepare("SELECT tune_id FROM tune_sessions WHERE job_id = ?1 ORDER BY tune_id")
+                .map_err(|e| self.err(e))?;
+            st.query_map(params![job_id], |r| r.get(0))
+                .map_err(|e| self.err(e))?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| self.err(e))?
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.iterations(id)?);
+        }
+        Ok(out)
     }
 
     /// The configs of a job, oldest first.

@@ -180,3 +180,4 @@ impl Emulator {
         c
     }
 }
+pub mod fleet;

@@ -1,0 +1,253 @@
+//! A job history with several jobs and runs, written through the history's own API (as qualify,
+//! submit, tune and validate write it), with figures chosen so every KPI of the reports can be
+//! worked out by hand (see `report.rs`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use aether_core::History;
+use aether_core::history::{CpuRun, Qualification, Run};
+
+pub const DAY_MS: i64 = 86_400_000;
+
+/// The app name no page may run as markup.
+pub const HOSTILE: &str = "<script>alert('x')</script><img src=x onerror=alert(1)>";
+
+/// The jobs of [`fleet`].
+pub struct Fleet {
+    /// 100 s on the CPU ($10), GPU runs of 60 s ($6) then 40 s ($5) with fewer shuffle
+    /// partitions; validated PASS (after a FAIL 10 days ago): migrate.
+    pub etl: i64,
+    pub etl_runs: (i64, i64),
+    /// The same app 15 days later, 90 s, predicted 30 s ($9 → $3); not tested.
+    pub etl_again: i64,
+    /// Not recommended by qualify.
+    pub tiny: i64,
+    /// 80 s on the CPU ($8), 50 s on the GPU ($4), validated FAIL now (PASS 10 days ago).
+    pub joins: i64,
+    /// A hostile app name; its one GPU run failed.
+    pub hostile: i64,
+}
+
+fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn qualified(
+    h: &mut History,
+    app: &str,
+    name: &str,
+    start_ms: i64,
+    cpu_ms: i64,
+    q: (&str, f64, i64, f64, f64),
+) -> (i64, i64) {
+    let (category, speedup, pred_ms, cpu_cost, gpu_cost) = q;
+    let r = h
+        .record(
+            (app, "", &format!("/logs/{app}"), name),
+            &CpuRun {
+                start_ms: Some(start_ms),
+                app_duration_ms: cpu_ms,
+                sql_stage_durations_sum_ms: cpu_ms / 2,
+                unsupported_stage_duration_ms: 0,
+                metrics: serde_json::json!({}),
+            },
+            &Qualification {
+                platform: "emr".into(),
+                model: "onprem".into(),
+                speedup,
+                app_duration_pred_ms: pred_ms,
+                category: category.into(),
+                not_recommended_reason: if category == "Not Recommended" {
+                    "GPU SpeedUp < Qualifying Threshold (More is qualified)".into()
+                } else {
+                    "N/A".into()
+                },
+                unsupported_pct: 0.0,
+                reasons: serde_json::json!([]),
+                cpu_cluster: serde_json::json!({"summary": "2 x m6gd.4xlarge"}),
+                gpu_cluster: serde_json::json!({"summary": "1 x g6.4xlarge", "workers": 1}),
+                spark_conf: String::new(),
+                cpu_cost_usd: Some(cpu_cost),
+                gpu_cost_usd: Some(gpu_cost),
+                savings_usd: Some(cpu_cost - gpu_cost),
+            },
+            &props(&[
+                ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
+                ("spark.sql.shuffle.partitions", "200"),
+            ]),
+            None,
+        )
+        .unwrap();
+    (r.job_id, r.config_id)
+}
+
+fn gpu_run(
+    h: &mut History,
+    job_id: i64,
+    config_id: i64,
+    status: &str,
+    start_ms: i64,
+    duration_ms: i64,
+    cost: f64,
+) -> i64 {
+    let mut r = Run {
+        job_id,
+        kind: "gpu-test".into(),
+        backend: Some("local".into()),
+        cluster_id: Some("local-1".into()),
+        step_id: Some(format!("step-{start_ms}")),
+        config_id: Some(config_id),
+        status: "RUNNING".into(),
+        start_ms: Some(start_ms),
+        ..Default::default()
+    };
+    r.run_id = h.start_run(&r).unwrap();
+    r.status = status.into();
+    r.end_ms = Some(start_ms + duration_ms);
+    if status == "COMPLETED" {
+        r.duration_ms = Some(duration_ms);
+        r.cost_usd = Some(cost);
+    } else {
+        r.failure_reason = Some("java.lang.OutOfMemoryError: GPU OOM".into());
+    }
+    h.finish_run(&r).unwrap();
+    r.run_id
+}
+
+fn validation(h: &mut History, job_id: i64, gpu_run: i64, verdict: &str, failed: i64) -> i64 {
+    let reasons: Vec<String> = if verdict == "FAIL" {
+        vec![
+            "FAIL row count: 20000 in the CPU output, 19999 in the GPU output".into(),
+            "FAIL rows only in the CPU output: 1 (id=12345)".into(),
+        ]
+    } else {
+        Vec::new()
+    };
+    h.add_validation(
+        job_id,
+        None,
+        Some(gpu_run),
+        verdict,
+        failed,
+        &serde_json::json!({"verdict": verdict, "reasons": reasons, "checks": []}),
+    )
+    .unwrap()
+}
+
+/// Write the fleet into the history at `db`; validations older than the period are dated 10
+/// days back.
+pub fn fleet(db: &Path) -> Fleet {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let t0 = now - 20 * DAY_MS;
+    let mut h = History::open(db).unwrap();
+    let (etl, c1) = qualified(
+        &mut h,
+        "app-etl-1",
+        "etl_daily",
+        t0,
+        100_000,
+        ("Large", 3.1, 32_000, 10.0, 4.0),
+    );
+    let c2 = h
+        .add_config(
+            etl,
+            "profile",
+            &props(&[
+                ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
+                ("spark.sql.shuffle.partitions", "64"),
+                ("spark.rapids.sql.concurrentGpuTasks", "2"),
+            ]),
+        )
+        .unwrap();
+    let a = gpu_run(&mut h, etl, c1, "COMPLETED", t0 + DAY_MS, 60_000, 6.0);
+    let b = gpu_run(&mut h, etl, c2, "COMPLETED", t0 + 2 * DAY_MS, 40_000, 5.0);
+    let tune = h
+        .start_tune(etl, "local", Some("local-1"), &serde_json::json!({}))
+        .unwrap();
+    for (i, (run, cfg, d, dec)) in [
+        (a, c1, 60_000, "faster: keep going"),
+        (b, c2, 40_000, "best so far: stop"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        h.add_iteration(&aether_core::history::TuneIteration {
+            tune_id: tune,
+            iteration: i as i64 + 1,
+            run_id: Some(run),
+            config_id: cfg,
+            status: "COMPLETED".into(),
+            duration_ms: Some(d),
+            cost_usd: None,
+            changed: serde_json::json!({}),
+            decision: dec.into(),
+            next_config_id: None,
+        })
+        .unwrap();
+    }
+    let (etl_again, _) = qualified(
+        &mut h,
+        "app-etl-2",
+        "etl_daily",
+        t0 + 15 * DAY_MS,
+        90_000,
+        ("Large", 3.0, 30_000, 9.0, 3.0),
+    );
+    let (tiny, _) = qualified(
+        &mut h,
+        "app-tiny",
+        "tiny_report",
+        t0,
+        5_000,
+        ("Not Recommended", 0.9, 5_500, 0.5, 0.6),
+    );
+    let (joins, cj) = qualified(
+        &mut h,
+        "app-joins",
+        "joins",
+        t0,
+        80_000,
+        ("Medium", 1.8, 44_000, 8.0, 4.5),
+    );
+    let j = gpu_run(&mut h, joins, cj, "COMPLETED", t0 + DAY_MS, 50_000, 4.0);
+    let (hostile, ch) = qualified(
+        &mut h,
+        "app-hostile",
+        HOSTILE,
+        t0,
+        60_000,
+        ("Small", 1.2, 50_000, 6.0, 5.0),
+    );
+    gpu_run(&mut h, hostile, ch, "FAILED", t0 + DAY_MS, 10_000, 0.0);
+    // before the period: etl failed, joins passed; in it: etl passes, joins fails
+    let old = [
+        validation(&mut h, etl, a, "FAIL", 2),
+        validation(&mut h, joins, j, "PASS", 0),
+    ];
+    validation(&mut h, etl, b, "PASS", 0);
+    validation(&mut h, joins, j, "FAIL", 2);
+    drop(h);
+    let db = rusqlite::Connection::open(db).unwrap();
+    for id in old {
+        db.execute(
+            "UPDATE validations SET created_ms = ?1 WHERE validation_id = ?2",
+            rusqlite::params![now - 10 * DAY_MS, id],
+        )
+        .unwrap();
+    }
+    Fleet {
+        etl,
+        etl_runs: (a, b),
+        etl_again,
+        tiny,
+        joins,
+        hostile,
+    }
+}

@@ -1,0 +1,701 @@
+//! The typed reports, built from the job history in one place: every output (the CLI's tables,
+//! CSV, JSON, Markdown, the HTML files and the UI's pages) renders these structs.
+
+use std::collections::{BTreeMap, HashMap};
+
+use aether_core::history::{History, JobSummary, Run, Validation};
+use serde::Serialize;
+
+use crate::Result;
+
+/// A month, for savings at a job's observed frequency.
+const MONTH_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
+
+/// What to do with a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Faster (or cheaper) on the GPU and its output validated.
+    Migrate,
+    /// Worth GPU time but not proven yet: untested, unvalidated, or slower after few runs.
+    TuneFurther,
+    /// Not for the GPU: not recommended by qualify, slower after tuning, or its output differs.
+    StayOnCpu,
+    /// Not qualified yet.
+    Qualify,
+}
+
+impl Action {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Action::Migrate => "migrate",
+            Action::TuneFurther => "tune further",
+            Action::StayOnCpu => "stay on CPU",
+            Action::Qualify => "qualify",
+        }
+    }
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// A recommendation with its reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recommendation {
+    pub action: Action,
+    pub reason: String,
+}
+
+/// One job of the job list.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobRow {
+    pub job_id: i64,
+    pub app_id: String,
+    pub app_name: String,
+    pub event_log: String,
+    pub qualifications: i64,
+    /// The qualified fleet's category (Large, Medium, Small, Not Recommended, Not Applicable).
+    pub category: Option<String>,
+    pub predicted_speedup: Option<f64>,
+    /// The CPU run's duration over the best GPU run's.
+    pub measured_speedup: Option<f64>,
+    pub cpu_duration_ms: Option<i64>,
+    pub gpu_duration_ms: Option<i64>,
+    pub predicted_gpu_duration_ms: Option<i64>,
+    /// Per run: the CPU run's measured cost, else the qualification's estimate.
+    pub cpu_cost_usd: Option<f64>,
+    /// Per run: the best GPU run's measured cost, else the qualification's estimate.
+    pub gpu_cost_usd: Option<f64>,
+    pub gpu_cost_measured: bool,
+    pub savings_per_run_usd: Option<f64>,
+    /// CPU runs of this app per month, from the history (`None`: seen once).
+    pub runs_per_month: Option<f64>,
+    pub savings_per_month_usd: Option<f64>,
+    pub gpu_runs: usize,
+    pub gpu_runs_ok: usize,
+    /// The latest validation's verdict (PASS, WARN, FAIL).
+    pub validation: Option<String>,
+    pub recommendation: Recommendation,
+    /// The config to use: the best GPU run's, else the newest.
+    pub config_id: Option<i64>,
+    pub best_run_id: Option<i64>,
+}
+
+/// The fleet's key figures.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Kpis {
+    pub jobs: usize,
+    pub qualified: usize,
+    /// Qualified jobs that qualify recommends for the GPU.
+    pub recommended: usize,
+    /// Jobs with a successful GPU test run.
+    pub tested: usize,
+    /// Jobs whose latest validation passed (PASS or WARN).
+    pub validated: usize,
+    /// Jobs recommended to migrate.
+    pub migrate: usize,
+    /// Σ CPU duration / Σ best GPU duration over the tested jobs.
+    pub measured_speedup: Option<f64>,
+    /// Σ CPU duration / Σ predicted GPU duration over the recommended jobs not tested yet.
+    pub predicted_speedup: Option<f64>,
+    /// Σ per run over the jobs to migrate: on the CPU, then on the GPU.
+    pub cost_before_usd: f64,
+    pub cost_after_usd: f64,
+    pub savings_per_run_usd: f64,
+    /// Σ over the jobs to migrate whose frequency is known.
+    pub savings_per_month_usd: Option<f64>,
+    /// Σ predicted savings per run of the recommended jobs not tested yet.
+    pub predicted_savings_per_run_usd: f64,
+}
+
+/// The overview: the KPIs, the job list and the qualified fleet's categories.
+#[derive(Clone, Debug, Serialize)]
+pub struct Overview {
+    pub generated_ms: i64,
+    pub kpis: Kpis,
+    pub jobs: Vec<JobRow>,
+    pub categories: Vec<(String, usize)>,
+}
+
+/// One run of a job's page.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRow {
+    pub run_id: i64,
+    /// `cpu-original` or `gpu-test`.
+    pub kind: String,
+    pub status: String,
+    pub backend: Option<String>,
+    pub cluster_id: Option<String>,
+    pub start_ms: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub config_id: Option<i64>,
+    pub speedup: Option<f64>,
+    /// The config's changes against the previous GPU run's: (property, before, after).
+    pub changed: Vec<(String, Option<String>, Option<String>)>,
+    /// What the tune loop decided after this run.
+    pub decision: Option<String>,
+    pub failure_reason: Option<String>,
+    /// The latest validation of this run.
+    pub validation: Option<String>,
+    pub best: bool,
+}
+
+/// The qualification a job page shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct QualificationView {
+    pub platform: String,
+    pub model: String,
+    pub speedup: f64,
+    pub category: String,
+    pub not_recommended_reason: String,
+    pub unsupported_pct: f64,
+    pub cpu_cluster: String,
+    pub gpu_cluster: String,
+}
+
+/// One validation, as the reports show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValidationRow {
+    pub validation_id: i64,
+    pub job_id: i64,
+    pub app_name: String,
+    pub cpu_run_id: Option<i64>,
+    pub gpu_run_id: Option<i64>,
+    pub verdict: String,
+    pub failed_checks: i64,
+    pub created_ms: i64,
+    pub reasons: Vec<String>,
+}
+
+impl ValidationRow {
+    fn of(v: &Validation, app_name: &str) -> ValidationRow {
+        ValidationRow {
+            validation_id: v.validation_id,
+            job_id: v.job_id,
+            app_name: app_name.to_string(),
+            cpu_run_id: v.cpu_run_id,
+            gpu_run_id: v.gpu_run_id,
+            verdict: v.verdict.clone(),
+            failed_checks: v.failed_checks,
+            created_ms: v.created_ms,
+            reasons: v.report["reasons"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A job's page: every run, the validations, the config to use.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobDetail {
+    pub job: JobRow,
+    pub qualification: Option<QualificationView>,
+    pub runs: Vec<RunRow>,
+    pub validations: Vec<ValidationRow>,
+    /// The properties of the config to use, as `spark-defaults.conf` lines.
+    pub spark_defaults: String,
+    /// The recommended GPU cluster, as JSON.
+    pub cluster: String,
+}
+
+/// The validations of a period, new failures first.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValidationReport {
+    pub since_ms: i64,
+    pub until_ms: i64,
+    /// Each job's latest validation in the period, new failures first, then failures, warnings,
+    /// passes.
+    pub latest: Vec<ValidationRow>,
+    /// Jobs failing now that did not before the period (or had no validation).
+    pub new_failures: Vec<i64>,
+    /// Jobs failing before the period that pass now.
+    pub fixed: Vec<i64>,
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    /// Every validation of the period, newest first.
+    pub all: Vec<ValidationRow>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn recommended_by_qualify(category: Option<&str>) -> bool {
+    matches!(category, Some(c) if c != "Not Recommended" && c != "Not Applicable")
+}
+
+/// The job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
+pub fn best_gpu_run(runs: &[Run]) -> Option<&Run> {
+    aether_core::history::best_gpu_run(runs)
+}
+
+/// Everything the reports read about one job.
+struct JobFacts {
+    summary: JobSummary,
+    cpu_start_ms: Option<i64>,
+    pred_gpu_ms: Option<i64>,
+    not_recommended_reason: Option<String>,
+    runs: Vec<Run>,
+    validations: Vec<Validation>,
+}
+
+fn facts(h: &History) -> Result<Vec<JobFacts>> {
+    let mut out = Vec::new();
+    for s in h.list()? {
+        let q = h.qualification(s.job_id)?;
+        out.push(JobFacts {
+            cpu_start_ms: h.cpu_run(s.job_id)?.and_then(|c| c.start_ms),
+            pred_gpu_ms: q.as_ref().map(|q| q.app_duration_pred_ms),
+            not_recommended_reason: q.map(|q| q.not_recommended_reason),
+            runs: h.runs(s.job_id)?,
+            validations: h.validations(s.job_id)?,
+            summary: s,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs per month of each app name, from the start times of its CPU runs in the history.
+fn frequencies(jobs: &[JobFacts]) -> HashMap<String, f64> {
+    let mut starts: HashMap<&str, Vec<i64>> = HashMap::new();
+    for j in jobs {
+        let cpu_start = j
+            .runs
+            .iter()
+            .find(|r| r.kind == "cpu-original")
+            .and_then(|r| r.start_ms)
+            .or(j.cpu_start_ms);
+        if let Some(t) = cpu_start {
+            starts.entry(&j.summary.app_name).or_default().push(t);
+        }
+    }
+    starts
+        .into_iter()
+        .filter_map(|(name, mut t)| {
+            t.sort();
+            t.dedup();
+            let span = (t.last()? - t.first()?) as f64;
+            (t.len() >= 2 && span > 0.0)
+                .then(|| (name.to_string(), (t.len() - 1) as f64 * MONTH_MS / span))
+        })
+        .collect()
+}
+
+fn ratio(a: i64, b: i64) -> Option<f64> {
+    (a > 0 && b > 0).then(|| a as f64 / b as f64)
+}
+
+fn recommend(j: &JobFacts, row: &JobRow) -> Recommendation {
+    let r = |action, reason: String| Recommendation { action, reason };
+    let Some(category) = row.category.as_deref() else {
+        return r(
+            Action::Qualify,
+            "not qualified yet: run aether qualify".into(),
+        );
+    };
+    let latest = j.validations.last().map(|v| v.verdict.as_str());
+    if let Some(speedup) = row.measured_speedup {
+        if latest == Some("FAIL") {
+            return r(
+                Action::StayOnCpu,
+                format!("validation failed: the GPU output differs ({speedup:.2}x faster)"),
+            );
+        }
+        if speedup < 1.0 {
+            return if row.gpu_runs_ok >= 3 {
+                r(
+                    Action::StayOnCpu,
+                    format!(
+                        "slower on the GPU ({speedup:.2}x) after {} tuning runs",
+                        row.gpu_runs_ok
+                    ),
+                )
+            } else {
+                r(
+                    Action::TuneFurther,
+                    format!(
+                        "slower on the GPU so far ({speedup:.2}x after {} runs)",
+                        row.gpu_runs_ok
+                    ),
+                )
+            };
+        }
+        if row.savings_per_run_usd.is_some_and(|s| s < 0.0) {
+            return r(
+                Action::TuneFurther,
+                format!("{speedup:.2}x faster but dearer per run: try a smaller GPU cluster"),
+            );
+        }
+        return match latest {
+            Some("PASS") | Some("WARN") => r(
+                Action::Migrate,
+                format!(
+                    "{speedup:.2}x faster, output validated{}",
+                    if latest == Some("WARN") {
+                        " (with warnings)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            _ => r(
+                Action::TuneFurther,
+                format!("{speedup:.2}x faster, output not validated yet: run aether validate"),
+            ),
+        };
+    }
+    if !recommended_by_qualify(Some(category)) {
+        let why = j
+            .not_recommended_reason
+            .clone()
+            .filter(|x| !x.is_empty() && x != "N/A")
+            .unwrap_or_else(|| format!("qualify says {category}"));
+        return r(Action::StayOnCpu, why);
+    }
+    let failed = row.gpu_runs - row.gpu_runs_ok;
+    r(
+        Action::TuneFurther,
+        if failed > 0 {
+            format!("{failed} GPU test run(s), none successful yet")
+        } else {
+            format!(
+                "predicted {:.2}x ({category}), not tested on a GPU yet",
+                row.predicted_speedup.unwrap_or(0.0)
+            )
+        },
+    )
+}
+
+fn row_of(j: &JobFacts, freq: &HashMap<String, f64>) -> JobRow {
+    let s = &j.summary;
+    let best = best_gpu_run(&j.runs);
+    let cpu_original = j
+        .runs
+        .iter()
+        .find(|r| r.kind == "cpu-original" && r.status == "COMPLETED");
+    let cpu_ms = cpu_original
+        .and_then(|r| r.duration_ms)
+        .or(s.app_duration_ms);
+    let gpu_ms = best.and_then(|r| r.duration_ms);
+    let cpu_cost = cpu_original.and_then(|r| r.cost_usd).or(s.cpu_cost_usd);
+    let (gpu_cost, measured) = match best.and_then(|r| r.cost_usd) {
+        Some(c) => (Some(c), true),
+        None => (s.gpu_cost_usd, false),
+    };
+    let savings = cpu_cost.zip(gpu_cost).map(|(c, g)| c - g);
+    let runs_per_month = freq.get(&s.app_name).copied();
+    let gpu: Vec<&Run> = j.runs.iter().filter(|r| r.kind == "gpu-test").collect();
+    let mut row = JobRow {
+        job_id: s.job_id,
+        app_id: s.app_id.clone(),
+        app_name: s.app_name.clone(),
+        event_log: s.event_log.clone(),
+        qualifications: s.qualifications,
+        category: s.category.clone(),
+        predicted_speedup: s.speedup,
+        measured_speedup: cpu_ms.zip(gpu_ms).and_then(|(c, g)| ratio(c, g)),
+        cpu_duration_ms: cpu_ms,
+        gpu_duration_ms: gpu_ms,
+        predicted_gpu_duration_ms: j.pred_gpu_ms,
+        cpu_cost_usd: cpu_cost,
+        gpu_cost_usd: gpu_cost,
+        gpu_cost_measured: measured,
+        savings_per_run_usd: savings,
+        runs_per_month,
+        savings_per_month_usd: savings.zip(runs_per_month).map(|(s, n)| s * n),
+        gpu_runs: gpu.len(),
+        gpu_runs_ok: gpu.iter().filter(|r| r.status == "COMPLETED").count(),
+        validation: j.validations.last().map(|v| v.verdict.clone()),
+        recommendation: Recommendation {
+            action: Action::Qualify,
+            reason: String::new(),
+        },
+        config_id: best.and_then(|r| r.config_id).or(s.config_id),
+        best_run_id: best.map(|r| r.run_id),
+    };
+    row.recommendation = recommend(j, &row);
+    row
+}
+
+fn kpis(rows: &[JobRow]) -> Kpis {
+    let mut k = Kpis {
+        jobs: rows.len(),
+        ..Default::default()
+    };
+    let (mut cpu_t, mut gpu_t, mut cpu_u, mut gpu_u) = (0i64, 0i64, 0i64, 0i64);
+    let mut monthly: Option<f64> = None;
+    for r in rows {
+        k.qualified += r.category.is_some() as usize;
+        let recommended = recommended_by_qualify(r.category.as_deref());
+        k.recommended += recommended as usize;
+        k.validated += matches!(r.validation.as_deref(), Some("PASS") | Some("WARN")) as usize;
+        if let (Some(c), Some(g)) = (r.cpu_duration_ms, r.gpu_duration_ms) {
+            k.tested += 1;
+            cpu_t += c;
+            gpu_t += g;
+        } else if recommended
+            && let (Some(c), Some(p)) = (r.cpu_duration_ms, r.predicted_gpu_duration_ms)
+        {
+            cpu_u += c;
+            gpu_u += p;
+            k.predicted_savings_per_run_usd += r.savings_per_run_usd.unwrap_or(0.0);
+        }
+        if r.recommendation.action == Action::Migrate {
+            k.migrate += 1;
+            if let (Some(c), Some(g)) = (r.cpu_cost_usd, r.gpu_cost_usd) {
+                k.cost_before_usd += c;
+                k.cost_after_usd += g;
+            }
+            if let Some(m) = r.savings_per_month_usd {
+                *monthly.get_or_insert(0.0) += m;
+            }
+        }
+    }
+    k.measured_speedup = ratio(cpu_t, gpu_t);
+    k.predicted_speedup = ratio(cpu_u, gpu_u);
+    k.savings_per_run_usd = k.cost_before_usd - k.cost_after_usd;
+    k.savings_per_month_usd = monthly;
+    k
+}
+
+/// The overview of the whole history.
+pub fn overview(h: &History) -> Result<Overview> {
+    let jobs = facts(h)?;
+    let freq = frequencies(&jobs);
+    let rows: Vec<JobRow> = jobs.iter().map(|j| row_of(j, &freq)).collect();
+    let mut cats: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &rows {
+        if let Some(c) = &r.category {
+            *cats.entry(c.clone()).or_default() += 1;
+        }
+    }
+    let order = [
+        "Large",
+        "Medium",
+        "Small",
+        "Not Recommended",
+        "Not Applicable",
+    ];
+    let mut categories: Vec<(String, usize)> = cats.into_iter().collect();
+    categories.sort_by_key(|(c, _)| order.iter().position(|o| o == c).unwrap_or(order.len()));
+    Ok(Overview {
+        generated_ms: now_ms(),
+        kpis: kpis(&rows),
+        jobs: rows,
+        categories,
+    })
+}
+
+fn summary_of(v: &serde_json::Value) -> String {
+    v.get("summary")
+        .and_then(|s| s.as_str())
+        .map(String::from)
+        .unwrap_or_else(|| {
+            if v.is_null() {
+                String::new()
+            } else {
+                v.to_string()
+            }
+        })
+}
+
+/// A job's page; `None` for an unknown job.
+pub fn job(h: &History, job_id: i64) -> Result<Option<JobDetail>> {
+    let jobs = facts(h)?;
+    let freq = frequencies(&jobs);
+    let Some(j) = jobs.iter().find(|j| j.summary.job_id == job_id) else {
+        return Ok(None);
+    };
+    let row = row_of(j, &freq);
+    let configs: HashMap<i64, BTreeMap<String, String>> = h
+        .configs(job_id)?
+        .into_iter()
+        .map(|c| (c.config_id, c.properties))
+        .collect();
+    let decisions: HashMap<i64, String> = h
+        .job_iterations(job_id)?
+        .into_iter()
+        .filter_map(|it| it.run_id.map(|r| (r, it.decision)))
+        .collect();
+    let mut prev: Option<&BTreeMap<String, String>> = None;
+    let mut runs = Vec::new();
+    for r in &j.runs {
+        let conf = r.config_id.and_then(|c| configs.get(&c));
+        let changed = match (prev, conf) {
+            (Some(a), Some(b)) if r.kind == "gpu-test" => diff(a, b),
+            (None, Some(b)) if r.kind == "gpu-test" => b
+                .iter()
+                .map(|(k, v)| (k.clone(), None, Some(v.clone())))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if r.kind == "gpu-test" && conf.is_some() {
+            prev = conf;
+        }
+        runs.push(RunRow {
+            run_id: r.run_id,
+            kind: r.kind.clone(),
+            status: r.status.clone(),
+            backend: r.backend.clone(),
+            cluster_id: r.cluster_id.clone(),
+            start_ms: r.start_ms,
+            duration_ms: r.duration_ms,
+            cost_usd: r.cost_usd,
+            config_id: r.config_id,
+            speedup: match (r.kind.as_str(), row.cpu_duration_ms, r.duration_ms) {
+                ("gpu-test", Some(c), Some(g)) if r.status == "COMPLETED" => ratio(c, g),
+                _ => None,
+            },
+            changed,
+            decision: decisions.get(&r.run_id).cloned(),
+            failure_reason: r.failure_reason.clone(),
+            validation: j
+                .validations
+                .iter()
+                .rev()
+                .find(|v| v.gpu_run_id == Some(r.run_id))
+                .map(|v| v.verdict.clone()),
+            best: Some(r.run_id) == row.best_run_id,
+        });
+    }
+    let q = h.qualification(job_id)?;
+    let spark_defaults = row
+        .config_id
+        .and_then(|c| configs.get(&c))
+        .map(|p| {
+            let w = p.keys().map(|k| k.len()).max().unwrap_or(0);
+            p.iter()
+                .map(|(k, v)| format!("{k:<w$}  {v}\n"))
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    let cluster = q
+        .as_ref()
+        .map(|q| serde_json::to_string_pretty(&q.gpu_cluster).unwrap_or_default())
+        .unwrap_or_default();
+    Ok(Some(JobDetail {
+        qualification: q.map(|q| QualificationView {
+            cpu_cluster: summary_of(&q.cpu_cluster),
+            gpu_cluster: summary_of(&q.gpu_cluster),
+            platform: q.platform,
+            model: q.model,
+            speedup: q.speedup,
+            category: q.category,
+            not_recommended_reason: q.not_recommended_reason,
+            unsupported_pct: q.unsupported_pct,
+        }),
+        validations: j
+            .validations
+            .iter()
+            .map(|v| ValidationRow::of(v, &row.app_name))
+            .collect(),
+        job: row,
+        runs,
+        spark_defaults,
+        cluster,
+    }))
+}
+
+/// The changes from `a` to `b`.
+fn diff(
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+) -> Vec<(String, Option<String>, Option<String>)> {
+    let mut out = Vec::new();
+    for (k, v) in b {
+        if a.get(k) != Some(v) {
+            out.push((k.clone(), a.get(k).cloned(), Some(v.clone())));
+        }
+    }
+    for (k, v) in a {
+        if !b.contains_key(k) {
+            out.push((k.clone(), Some(v.clone()), None));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn verdict_rank(v: &str) -> u8 {
+    match v {
+        "FAIL" => 0,
+        "WARN" => 1,
+        _ => 2,
+    }
+}
+
+/// The validations since `since_ms` (until now), each job's latest first by severity; a failure
+/// is new when the job's latest validation before the period was not a failure.
+pub fn validation_report(h: &History, since_ms: i64) -> Result<ValidationReport> {
+    let until_ms = now_ms();
+    let names: HashMap<i64, String> = h
+        .list()?
+        .into_iter()
+        .map(|j| (j.job_id, j.app_name))
+        .collect();
+    let all = h.all_validations()?;
+    let name = |id: i64| names.get(&id).cloned().unwrap_or_default();
+    let mut latest: BTreeMap<i64, &Validation> = BTreeMap::new();
+    let mut before: BTreeMap<i64, &Validation> = BTreeMap::new();
+    for v in &all {
+        if v.created_ms >= since_ms {
+            latest.insert(v.job_id, v);
+        } else {
+            before.insert(v.job_id, v);
+        }
+    }
+    let mut new_failures = Vec::new();
+    let mut fixed = Vec::new();
+    for (job, v) in &latest {
+        let was_failing = before.get(job).is_some_and(|b| b.verdict == "FAIL");
+        if v.verdict == "FAIL" && !was_failing {
+            new_failures.push(*job);
+        }
+        if v.verdict != "FAIL" && was_failing {
+            fixed.push(*job);
+        }
+    }
+    let mut rows: Vec<ValidationRow> = latest
+        .values()
+        .map(|v| ValidationRow::of(v, &name(v.job_id)))
+        .collect();
+    rows.sort_by_key(|r| {
+        (
+            !new_failures.contains(&r.job_id),
+            verdict_rank(&r.verdict),
+            r.job_id,
+        )
+    });
+    let count = |x: &str| rows.iter().filter(|r| r.verdict == x).count();
+    let (pass, warn, fail) = (count("PASS"), count("WARN"), count("FAIL"));
+    let mut period: Vec<ValidationRow> = all
+        .iter()
+        .filter(|v| v.created_ms >= since_ms)
+        .map(|v| ValidationRow::of(v, &name(v.job_id)))
+        .collect();
+    period.reverse();
+    Ok(ValidationReport {
+        since_ms,
+        until_ms,
+        latest: rows,
+        new_failures,
+        fixed,
+        pass,
+        warn,
+        fail,
+        all: period,
+    })
+}

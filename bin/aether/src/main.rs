@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod optimize;
 mod profile;
 mod report;
+mod run;
 mod tune;
 mod validate;
 
@@ -57,6 +58,9 @@ enum Command {
     /// Is the GPU run's output the CPU run's? Schema, aggregates, every row by hash, a keyed
     /// diff, KS per numeric column: PASS / WARN / FAIL (exit 0 / 0 / 1).
     Validate(validate::ValidateArgs),
+    /// The whole workflow: qualify, then for each app recommended for the GPU tune it on a
+    /// cluster of its shape (ended after it), validate its best run, and report; resumable.
+    Run(run::RunArgs),
 }
 
 #[derive(Args)]
@@ -876,6 +880,7 @@ fn main() -> ExitCode {
         Command::Profile(a) => profile::cmd_profile(a),
         Command::Tune(a) => tune::cmd_tune(a),
         Command::Validate(a) => validate::cmd_validate(a),
+        Command::Run(a) => run::cmd_run(a),
     };
     match res {
         Ok(code) => code,

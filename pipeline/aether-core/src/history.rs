@@ -841,6 +841,46 @@ impl History {
         self.validations_where("", &[])
     }
 
+    /// A job's tune sessions, oldest first.
+    pub fn tune_sessions(&self, job_id: i64) -> Result<Vec<TuneSession>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT tune_id, job_id, backend, cluster_id, status, params_json, best_run_id,
+                        stop_reason
+                 FROM tune_sessions WHERE job_id = ?1 ORDER BY tune_id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![job_id], |r| {
+                let p: String = r.get(5)?;
+                Ok(TuneSession {
+                    tune_id: r.get(0)?,
+                    job_id: r.get(1)?,
+                    backend: r.get(2)?,
+                    cluster_id: r.get(3)?,
+                    status: r.get(4)?,
+                    params: serde_json::from_str(&p).unwrap_or_default(),
+                    best_run_id: r.get(6)?,
+                    stop_reason: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The id of a job's latest qualification (also its GPU cluster shape's id).
+    pub fn latest_qualification_id(&self, job_id: i64) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT MAX(qualification_id) FROM qualifications WHERE job_id = ?1",
+                params![job_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Every tune iteration of a job (all its sessions), in order.
     pub fn job_iterations(&self, job_id: i64) -> Result<Vec<TuneIteration>> {
         let ids: Vec<i64> = {

@@ -473,9 +473,18 @@ fn kpis(rows: &[JobRow]) -> Kpis {
 
 /// The overview of the whole history.
 pub fn overview(h: &History) -> Result<Overview> {
+    overview_of(h, |_| true)
+}
+
+/// The overview of the jobs `keep` selects (their frequencies still from the whole history).
+pub fn overview_of(h: &History, keep: impl Fn(&JobSummary) -> bool) -> Result<Overview> {
     let jobs = facts(h)?;
     let freq = frequencies(&jobs);
-    let rows: Vec<JobRow> = jobs.iter().map(|j| row_of(j, &freq)).collect();
+    let rows: Vec<JobRow> = jobs
+        .iter()
+        .filter(|j| keep(&j.summary))
+        .map(|j| row_of(j, &freq))
+        .collect();
     let mut cats: BTreeMap<String, usize> = BTreeMap::new();
     for r in &rows {
         if let Some(c) = &r.category {

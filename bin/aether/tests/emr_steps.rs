@@ -383,4 +383,86 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     assert_eq!(st["alive_steps"], serde_json::json!([]), "{st}");
     assert_eq!(common::cluster_state(&db, &gpu_cluster), "TERMINATED");
     assert_eq!(st["calls"]["AddJobFlowSteps"], 5, "one step each: {st}");
+
+    // 6. the whole workflow on EMR for the same step, in another history: qualify it from its
+    // step (the job's definition), then `aether run` on its event log, which knows the log and
+    // goes on: asks before creating a cluster, then tunes on one of the job's shape (ended
+    // after it), validates the best run's S3 output against production's, reports
+    emu.control("steps", Some(serde_json::json!({"mode": "normal"})));
+    let home2 = d.path().join("home2");
+    settings(&home2);
+    let o = emu
+        .aether(&home2)
+        .args([
+            "qualify",
+            "--platform_job_id",
+            cpu_step,
+            "--cluster_id",
+            cpu_cluster,
+            // a tiny job: let qualify recommend it
+            "--set",
+            "gpu_speedup_min=0.1",
+            "--set",
+            "category_small_min=0.1",
+            "--set",
+            "unsupported_pct_max=100",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let category: String = rusqlite::Connection::open(home2.join("history.db"))
+        .unwrap()
+        .query_row("SELECT category FROM qualifications", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        category != "Not Recommended" && category != "Not Applicable",
+        "{category}"
+    );
+    let run = |yes: bool| {
+        let mut c = emu.aether(&home2);
+        c.args([
+            "run",
+            "--event_log",
+            &cpu_log,
+            "--backend",
+            "emr",
+            "--min_tuning_iterations",
+            "1",
+            "--max_tuning_iterations",
+            "1",
+        ]);
+        if yes {
+            c.arg("--yes");
+        }
+        c.stdin(std::process::Stdio::null()).output().unwrap()
+    };
+    let clusters_before = emu.state()["calls"]["RunJobFlow"].clone();
+    let o = run(false);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("pass --yes"), "{}", err(&o));
+    assert_eq!(
+        emu.state()["calls"]["RunJobFlow"],
+        clusters_before,
+        "nothing created"
+    );
+    let o = run(true);
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{}\n{e}", out(&o));
+    assert!(e.contains("1 log(s), 1 already qualified"), "{e}");
+    let db2 = rusqlite::Connection::open(home2.join("history.db")).unwrap();
+    let (made, verdict): (String, String) = db2
+        .query_row(
+            "SELECT r.cluster_id, v.verdict FROM validations v JOIN runs r ON r.run_id = v.gpu_run_id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(verdict, "PASS", "{e}");
+    let st = emu.state();
+    assert_eq!(st["clusters"][&made]["state"], "TERMINATED", "{st}");
+    assert_eq!(st["alive_steps"], serde_json::json!([]), "{st}");
+    assert!(out(&o).contains("PASS"), "{}", out(&o));
+    assert_eq!(prod_before, emu.boto(
+        "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
+    ), "production outputs untouched");
 }

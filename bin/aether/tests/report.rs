@@ -191,6 +191,7 @@ fn a_job_shows_each_run_with_its_config_changes_and_the_config_to_use() {
     );
     assert!(close(&a["speedup"], 100.0 / 60.0));
     assert_eq!(b["best"], true);
+    assert_eq!(b["cluster"], "shape 1: 1 x m5d.xlarge, 2 x g6.4xlarge");
     assert_eq!(a["decision"], "faster: keep going");
     // the second run's config against the first's
     assert_eq!(

@@ -573,6 +573,28 @@ impl History {
             .map_err(|e| self.err(e))
     }
 
+    /// A cluster aether made: (shape id, state, the backend's description of it).
+    pub fn cluster(
+        &self,
+        cluster_id: &str,
+    ) -> Result<Option<(Option<String>, String, serde_json::Value)>> {
+        self.conn
+            .query_row(
+                "SELECT shape_id, state, info_json FROM clusters WHERE cluster_id = ?1",
+                params![cluster_id],
+                |r| {
+                    let info: String = r.get(2)?;
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        serde_json::from_str(&info).unwrap_or_default(),
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     /// Record a cluster aether made (or its new state: only state and info change).
     pub fn upsert_cluster(&mut self, c: &ClusterRecord<'_>) -> Result<()> {
         self.write(|tx| {

@@ -150,6 +150,7 @@ pub fn validation(r: &ValidationReport, history: &str, mode: Mode) -> String {
             ("WARN".to_string(), r.warn),
             ("FAIL".to_string(), r.fail),
         ],
+        &["#15803d", "#d97706", "#b91c1c"],
     );
     render(&ValidationPage {
         r,

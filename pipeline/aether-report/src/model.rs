@@ -129,6 +129,8 @@ pub struct RunRow {
     pub status: String,
     pub backend: Option<String>,
     pub cluster_id: Option<String>,
+    /// The cluster's shape and nodes (`shape 3: 1 x m5d.xlarge, 2 x g6.4xlarge`).
+    pub cluster: String,
     pub start_ms: Option<i64>,
     pub duration_ms: Option<i64>,
     pub cost_usd: Option<f64>,
@@ -136,7 +138,8 @@ pub struct RunRow {
     pub speedup: Option<f64>,
     /// The config's changes against the previous GPU run's: (property, before, after).
     pub changed: Vec<(String, Option<String>, Option<String>)>,
-    /// What the tune loop decided after this run.
+    /// What the tune loop decided after this run (what the run's profile proposed is the next
+    /// run's config changes).
     pub decision: Option<String>,
     pub failure_reason: Option<String>,
     /// The latest validation of this run.
@@ -554,12 +557,17 @@ pub fn job(h: &History, job_id: i64) -> Result<Option<JobDetail>> {
         if r.kind == "gpu-test" && conf.is_some() {
             prev = conf;
         }
+        let cluster = match &r.cluster_id {
+            Some(id) => cluster_text(h.cluster(id)?.as_ref()),
+            None => String::new(),
+        };
         runs.push(RunRow {
             run_id: r.run_id,
             kind: r.kind.clone(),
             status: r.status.clone(),
             backend: r.backend.clone(),
             cluster_id: r.cluster_id.clone(),
+            cluster,
             start_ms: r.start_ms,
             duration_ms: r.duration_ms,
             cost_usd: r.cost_usd,
@@ -616,6 +624,39 @@ pub fn job(h: &History, job_id: i64) -> Result<Option<JobDetail>> {
         spark_defaults,
         cluster,
     }))
+}
+
+/// A cluster as a run's page shows it: its shape and its nodes.
+fn cluster_text(c: Option<&(Option<String>, String, serde_json::Value)>) -> String {
+    let Some((shape, _, info)) = c else {
+        return String::new();
+    };
+    let groups: Vec<String> = info["groups"]
+        .as_array()
+        .map(|g| {
+            g.iter()
+                .filter_map(|g| {
+                    Some(format!(
+                        "{} x {}",
+                        g["count"].as_i64()?,
+                        g["instance_type"].as_str()?
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let spec = &info["spec"];
+    let nodes = if !groups.is_empty() {
+        groups.join(", ")
+    } else if let Some(t) = spec["instance_type"].as_str() {
+        format!("{} x {t}", spec["instance_count"].as_i64().unwrap_or(1))
+    } else {
+        info["backend"].as_str().unwrap_or("").to_string()
+    };
+    match shape {
+        Some(s) => format!("shape {s}: {nodes}"),
+        None => nodes,
+    }
 }
 
 /// The changes from `a` to `b`.

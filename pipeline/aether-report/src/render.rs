@@ -374,6 +374,7 @@ pub fn runs_table(d: &JobDetail) -> Table {
     let mut t = Table::new(&[
         "Run ID",
         "Kind",
+        "Cluster",
         "Status",
         "Started",
         "Duration",
@@ -389,6 +390,7 @@ pub fn runs_table(d: &JobDetail) -> Table {
         t.rows.push(vec![
             r.run_id.to_string(),
             r.kind.clone(),
+            r.cluster.clone(),
             r.status.clone(),
             r.started(),
             r.duration(),

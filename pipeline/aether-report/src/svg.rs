@@ -136,11 +136,18 @@ pub fn bars(
     s
 }
 
+/// The qualified fleet's categories' colors, best first.
+pub const CATEGORY_COLORS: &[&str] = &[
+    "#15803d", "#65a30d", "#ca8a04", "#b91c1c", "#6b7280", "#1d4ed8",
+];
+
 /// Parts of a whole as one stacked bar with a legend (the qualified fleet's categories).
-pub fn parts(title: &str, items: &[(String, usize)]) -> String {
-    let colors = [
-        "#15803d", "#65a30d", "#ca8a04", "#b91c1c", "#6b7280", "#1d4ed8",
-    ];
+pub fn parts(title: &str, items: &[(String, usize)], colors: &[&str]) -> String {
+    let colors = if colors.is_empty() {
+        CATEGORY_COLORS
+    } else {
+        colors
+    };
     let total: usize = items.iter().map(|(_, n)| n).sum();
     let height = 110.0;
     let mut s = String::new();
@@ -257,7 +264,11 @@ pub fn overview_charts(o: &Overview) -> Vec<String> {
             None,
             &usd,
         ),
-        parts("Qualified fleet by category", &o.categories),
+        parts(
+            "Qualified fleet by category",
+            &o.categories,
+            CATEGORY_COLORS,
+        ),
     ]
 }
 

@@ -166,6 +166,18 @@ pub fn fleet(db: &Path) -> Fleet {
             ]),
         )
         .unwrap();
+    h.upsert_cluster(&aether_core::history::ClusterRecord {
+        cluster_id: "local-1",
+        backend: "local",
+        shape_id: Some("1"),
+        job_id: Some(etl),
+        request_token: None,
+        state: "TERMINATED",
+        info: &serde_json::json!({"backend": "local", "groups": [
+            {"role": "MASTER", "instance_type": "m5d.xlarge", "count": 1, "market": "ON_DEMAND"},
+            {"role": "CORE", "instance_type": "g6.4xlarge", "count": 2, "market": "ON_DEMAND"}]}),
+    })
+    .unwrap();
     let a = gpu_run(&mut h, etl, c1, "COMPLETED", t0 + DAY_MS, 60_000, 6.0);
     let b = gpu_run(&mut h, etl, c2, "COMPLETED", t0 + 2 * DAY_MS, 40_000, 5.0);
     let tune = h

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
+mod eks;
 mod optimize;
 mod profile;
 mod report;

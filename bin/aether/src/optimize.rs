@@ -20,6 +20,9 @@ pub enum PlatformArg {
     Local,
     /// Amazon EMR (aws-sdk-emr).
     Emr,
+    /// EMR on EKS with Karpenter: `cluster create` writes the capacity (EC2NodeClass,
+    /// NodePools, pod templates); runs on it are not built yet.
+    EmrEks,
 }
 
 #[derive(Args)]
@@ -56,6 +59,12 @@ enum ClusterAction {
         /// terminating it.
         #[arg(long = "keep_cluster", alias = "keep-cluster")]
         keep_cluster: bool,
+        /// emr-eks: where to write the manifests (default <aether home>/emr-eks/shape-<id>).
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+        /// emr-eks: also apply them with kubectl (its current context).
+        #[arg(long)]
+        apply: bool,
     },
     /// The clusters of the platform.
     List,
@@ -143,6 +152,10 @@ pub(crate) fn backend(
             ))
         }
         PlatformArg::Emr => Ok(Box::new(emr_backend(cfg, rt))),
+        PlatformArg::EmrEks => bail!(
+            "runs on EMR on EKS (StartJobRun) are not built yet; `aether cluster create --platform \
+             emr-eks` writes the Karpenter capacity they will run on"
+        ),
     }
 }
 
@@ -169,7 +182,7 @@ fn emr_backend(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> aether_platfor
 fn log_wait(cfg: &ConfigFile, platform: PlatformArg) -> Duration {
     match platform {
         PlatformArg::Local => Duration::ZERO,
-        PlatformArg::Emr => {
+        PlatformArg::Emr | PlatformArg::EmrEks => {
             Duration::from_secs(cfg.config.platform.emr.cluster.log_wait_s.unwrap_or(600) as u64)
         }
     }
@@ -371,6 +384,24 @@ fn print_cluster(c: &ClusterInfo) {
 
 pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
+    if a.platform == PlatformArg::EmrEks {
+        return match a.action {
+            ClusterAction::Create {
+                cluster_shape_id,
+                output,
+                apply,
+                ..
+            } => {
+                let shape = cluster_shape_id
+                    .ok_or_else(|| anyhow!("--cluster_shape_id is needed to size the capacity"))?;
+                crate::eks::create_capacity(&cfg, shape, output, apply)
+            }
+            _ => bail!(
+                "EMR on EKS: `cluster create` writes the Karpenter capacity; listing, describing and \
+                 terminating are kubectl's (kubectl get nodepools) and runs are not built yet"
+            ),
+        };
+    }
     let rt = runtime()?;
     let b = backend(a.platform, &cfg, &rt)?;
     match a.action {
@@ -380,6 +411,7 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
             request_token,
             config_file,
             keep_cluster,
+            ..
         } => {
             let mut h = History::open(&cfg.history_db())?;
             let o = CreateOpts {
@@ -646,6 +678,7 @@ pub(crate) fn plan_run(
             })?;
             format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
         }
+        PlatformArg::EmrEks => bail!("runs on EMR on EKS are not built yet"),
     };
     let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix);
     if !sb.unmapped.is_empty() {

@@ -137,6 +137,9 @@ fn recommended(category: Option<&str>) -> bool {
 
 pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
+    if a.backend == PlatformArg::EmrEks {
+        bail!("runs on EMR on EKS are not built yet (--backend local or emr)");
+    }
     if a.min_tuning_iterations < 1 {
         bail!("--min_tuning_iterations must be at least 1");
     }
@@ -236,6 +239,7 @@ pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     let platform = match a.backend {
         PlatformArg::Local => "local",
         PlatformArg::Emr => "emr",
+        PlatformArg::EmrEks => unreachable!("refused above"),
     };
     let mut failed = 0;
     for (i, j) in gpu.iter().enumerate() {

@@ -369,7 +369,8 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
         .unwrap();
     assert!(o.status.success(), "{}", err(&o));
     let s3 = |cpu: &str, gpu: &str, extra: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_aether"))
+        let o = moto
+            .aws_env(&mut Command::new(env!("CARGO_BIN_EXE_aether")))
             .args([
                 "validate",
                 "--cpu_output",
@@ -380,11 +381,6 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
                 "json",
             ])
             .args(extra)
-            .env("AWS_ENDPOINT_URL", &moto.endpoint)
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_REGION", "us-east-1")
-            .env_remove("AWS_PROFILE")
             .output()
             .unwrap();
         Case::of(o, &format!("{cpu} vs {gpu}"))

@@ -83,6 +83,26 @@ pub struct Core {
 pub struct Platforms {
     /// `[platform.emr]`.
     pub emr: Emr,
+    /// `[platform.emr_eks]`.
+    pub emr_eks: EmrEks,
+}
+
+/// `[platform.emr_eks]`: EMR on EKS, its GPU capacity from Karpenter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmrEks {
+    /// The AWS region of the EKS cluster.
+    pub region: Option<String>,
+    /// The EKS cluster (its subnets and security groups are tagged karpenter.sh/discovery=<it>).
+    pub eks_cluster_name: Option<String>,
+    /// The IAM role of the nodes Karpenter launches.
+    pub node_role: Option<String>,
+    /// The one availability zone the test nodes go to.
+    pub availability_zone: Option<String>,
+    /// Seconds an empty node is kept before Karpenter removes it.
+    pub consolidate_after_s: Option<i64>,
+    /// Where aether puts the pod templates of its runs.
+    pub artifacts_path: Option<String>,
 }
 
 /// `[platform.emr]`.
@@ -155,6 +175,8 @@ pub enum Kind {
     EmrRelease,
     /// Whole seconds within a range.
     Seconds(i64, i64),
+    /// A name: letters, digits and `-_.:/@`, no spaces.
+    Name,
 }
 
 impl Kind {
@@ -171,6 +193,7 @@ impl Kind {
             }
             Kind::EmrRelease => "an EMR 7 release label such as emr-7.9.0".into(),
             Kind::Seconds(lo, hi) => format!("whole seconds from {lo} to {hi}"),
+            Kind::Name => "a name of letters, digits and -_.:/@ (no spaces)".into(),
         }
     }
 }
@@ -242,6 +265,36 @@ pub const KEYS: &[KeySpec] = &[
         key: "platform.emr.cluster.log_wait_s",
         kind: Kind::Seconds(0, 3600),
         doc: "how long a finished step's logs are waited for in S3; default 600",
+    },
+    KeySpec {
+        key: "platform.emr_eks.region",
+        kind: Kind::Region,
+        doc: "the AWS region of the EKS cluster",
+    },
+    KeySpec {
+        key: "platform.emr_eks.eks_cluster_name",
+        kind: Kind::Name,
+        doc: "the EKS cluster (subnets and security groups tagged karpenter.sh/discovery=<it>)",
+    },
+    KeySpec {
+        key: "platform.emr_eks.node_role",
+        kind: Kind::Name,
+        doc: "the IAM role of the nodes Karpenter launches; default KarpenterNodeRole-<cluster>",
+    },
+    KeySpec {
+        key: "platform.emr_eks.availability_zone",
+        kind: Kind::Name,
+        doc: "the one availability zone of the test nodes; default <region>a",
+    },
+    KeySpec {
+        key: "platform.emr_eks.consolidate_after_s",
+        kind: Kind::Seconds(0, 3600),
+        doc: "seconds an empty node is kept before Karpenter removes it; default 30",
+    },
+    KeySpec {
+        key: "platform.emr_eks.artifacts_path",
+        kind: Kind::S3Url,
+        doc: "where aether puts the pod templates of its EMR on EKS runs",
     },
 ];
 
@@ -358,6 +411,16 @@ fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
                     && p.iter()
                         .all(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
             });
+            if !ok {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::Name => {
+            let ok = !v.is_empty()
+                && v.len() <= 256
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.:/@".contains(c));
             if !ok {
                 return Err(bad());
             }

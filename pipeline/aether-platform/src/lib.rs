@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 pub mod clusterfile;
 pub mod emr;
 pub mod jobdef;
+pub mod k8s_schema;
+pub mod karpenter;
 pub mod local;
 pub mod sandbox;
 

@@ -36,6 +36,17 @@ impl Drop for Moto {
     }
 }
 
+impl Moto {
+    /// `cmd` talking to this server as AWS (test credentials, never a real account).
+    pub fn aws_env<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        cmd.env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_PROFILE")
+    }
+}
+
 pub fn start_moto() -> Moto {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -1,0 +1,140 @@
+//! `aether cluster create --platform emr-eks`: the Karpenter capacity of a qualified GPU shape
+//! (EC2NodeClass, the GPU executor NodePool, the on-demand driver NodePool, the driver and
+//! executor pod templates), checked against Karpenter's v1 CRDs, written to a folder, the pod
+//! templates uploaded to `platform.emr_eks.artifacts_path`, and with `--apply` applied by
+//! kubectl.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aether_core::{ConfigFile, History};
+use aether_platform::karpenter::{self, Capacity};
+use anyhow::{Context, Result, anyhow, bail};
+
+pub fn create_capacity(
+    cfg: &ConfigFile,
+    shape_id: i64,
+    output: Option<PathBuf>,
+    apply: bool,
+) -> Result<ExitCode> {
+    let e = &cfg.config.platform.emr_eks;
+    let h = History::open(&cfg.history_db())?;
+    let (job, gpu) = h
+        .shape(shape_id)?
+        .ok_or_else(|| anyhow!("unknown cluster shape id {shape_id} (see `aether report list`)"))?;
+    let shape = &gpu["shape"];
+    let instance = shape["instance"]
+        .as_str()
+        .ok_or_else(|| anyhow!("shape {shape_id} (job {job}) names no GPU instance type"))?;
+    let eks_cluster = e.eks_cluster_name.clone().ok_or_else(|| {
+        anyhow!(
+            "platform.emr_eks.eks_cluster_name is not set: the nodes find their subnets and security \
+             groups by its karpenter.sh/discovery tag (aether config set platform.emr_eks.eks_cluster_name NAME)"
+        )
+    })?;
+    let region = e
+        .region
+        .clone()
+        .or_else(|| cfg.config.platform.emr.region.clone())
+        .unwrap_or_else(|| "us-east-1".into());
+    let c = Capacity {
+        shape_id,
+        instance: instance.to_string(),
+        nodes: shape["nodes"].as_i64().unwrap_or(1),
+        gpus_per_node: shape["gpus_per_node"].as_i64().unwrap_or(1),
+        cores_per_executor: shape["cores_per_executor"].as_i64().unwrap_or(4),
+        node_role: e
+            .node_role
+            .clone()
+            .unwrap_or_else(|| format!("KarpenterNodeRole-{eks_cluster}")),
+        zone: e
+            .availability_zone
+            .clone()
+            .unwrap_or_else(|| format!("{region}a")),
+        consolidate_after_s: e.consolidate_after_s.unwrap_or(30),
+        eks_cluster,
+    };
+    let objects = karpenter::manifests(&c).map_err(|e| anyhow!("shape {shape_id}: {e}"))?;
+    // nothing is written that Karpenter would refuse
+    let (errors, cel_skipped) = karpenter::check(&objects);
+    if !errors.is_empty() {
+        bail!(
+            "the manifests of shape {shape_id} do not fit Karpenter's CRDs:\n  {}",
+            errors.join("\n  ")
+        );
+    }
+    let dir =
+        output.unwrap_or_else(|| ConfigFile::home().join(format!("emr-eks/shape-{shape_id}")));
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+    let mut files = Vec::new();
+    for (name, o) in &objects {
+        let p = dir.join(name);
+        std::fs::write(&p, karpenter::to_yaml(o)).with_context(|| format!("{}", p.display()))?;
+        files.push(p);
+    }
+    let apply_files: Vec<String> = files
+        .iter()
+        .filter(|p| !p.display().to_string().contains("pod-template"))
+        .map(|p| p.display().to_string())
+        .collect();
+    let readme = format!(
+        "GPU test capacity for shape {shape_id} (job {job}: {} x {instance}), written by aether.\n\n\
+         Apply: kubectl apply -f {}\n\n{}\n\
+         Checked against Karpenter's v1 CRDs (structure, types, enums, patterns, bounds); {cel_skipped} CEL \
+         rules are left to the API server.\n",
+        c.nodes,
+        apply_files.join(" -f "),
+        karpenter::PREREQUISITES
+    );
+    std::fs::write(dir.join("README.txt"), &readme)?;
+    for p in &files {
+        println!("{}", p.display());
+    }
+    eprint!("{}", karpenter::PREREQUISITES);
+    // the pod templates go where the runs' spark-defaults name them
+    if let Some(url) = &e.artifacts_path {
+        use object_store::ObjectStoreExt;
+        let rt = crate::optimize::runtime()?;
+        let s3 = aether_ingest::source::s3_location(
+            url,
+            &aether_ingest::S3Options {
+                region: Some(region.clone()),
+                endpoint: None,
+            },
+        )
+        .map_err(|e| anyhow!("platform.emr_eks.artifacts_path {url}: {e}"))?;
+        for (name, o) in objects
+            .iter()
+            .filter(|(n, _)| n.starts_with("pod-template"))
+        {
+            let key = format!("{}/pod-templates/shape-{shape_id}/{name}", s3.prefix);
+            let key = object_store::path::Path::from(key.trim_start_matches('/'));
+            rt.block_on(s3.store.put(
+                &key,
+                object_store::PutPayload::from(karpenter::to_yaml(o).into_bytes()),
+            ))
+            .with_context(|| format!("putting {name} to {url}"))?;
+            println!("s3://{}/{key}", s3.bucket);
+        }
+    }
+    if apply {
+        let mut cmd = std::process::Command::new("kubectl");
+        cmd.arg("apply");
+        for f in &apply_files {
+            cmd.args(["-f", f]);
+        }
+        let status = cmd.status().map_err(|e| {
+            anyhow!(
+                "--apply: kubectl could not be run ({e}); the manifests are in {}",
+                dir.display()
+            )
+        })?;
+        if !status.success() {
+            bail!(
+                "--apply: kubectl apply failed ({status}); the manifests are in {}",
+                dir.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -465,25 +465,48 @@ fn parse_conf(items: &[String]) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
-/// Rows of `sql` over the tables of one event log (a run's, or the CPU run's).
-fn log_rows(
+/// A finished run's figures from its event log: the app's duration (ms) and its executors'
+/// idle capacity (the `executor_idle` view summed: executors, allocated_ms, idle_ms,
+/// idle_ms_scale_to_zero_60s); `None` where the log cannot be read.
+fn run_figures(
     rt: &tokio::runtime::Runtime,
     event_log: &str,
-    sql: &str,
-) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
-    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
-    if let Some(e) = ing.source_errors.first() {
-        bail!("{}: {}", e.path, e.error);
+) -> (Option<i64>, Option<serde_json::Value>) {
+    let read = || -> Result<(Option<i64>, Option<serde_json::Value>)> {
+        let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+        if let Some(e) = ing.source_errors.first() {
+            bail!("{}: {}", e.path, e.error);
+        }
+        let ctx = aether_engine::session();
+        aether_engine::register_ingested(&ctx, &ing)?;
+        rt.block_on(aether_engine::views::register_views_materialized(
+            &ctx,
+            &Default::default(),
+            &["executor_idle"],
+        ))?;
+        let q = |sql: &str| rt.block_on(aether_engine::analyze::json_rows(&ctx, sql));
+        let duration = q("SELECT duration_ms FROM applications")?
+            .first()
+            .and_then(|r| r.get("duration_ms")?.as_i64());
+        let idle = q(
+            "SELECT COUNT(*) AS executors, SUM(allocated_ms) AS allocated_ms,
+                             SUM(idle_ms) AS idle_ms,
+                             SUM(idle_ms_scale_to_zero_60s) AS idle_ms_scale_to_zero_60s
+                      FROM executor_idle",
+        )?
+        .into_iter()
+        .next()
+        .filter(|r| r.get("executors").and_then(|v| v.as_i64()).unwrap_or(0) > 0)
+        .map(serde_json::Value::Object);
+        Ok((duration, idle))
+    };
+    match read() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("warning: {event_log}: {e:#}");
+            (None, None)
+        }
     }
-    let ctx = aether_engine::session();
-    aether_engine::register_ingested(&ctx, &ing)?;
-    Ok(rt.block_on(aether_engine::analyze::json_rows(&ctx, sql))?)
-}
-
-/// The app's duration (ms) in a finished run's event log, `None` when it cannot be read.
-fn run_duration(rt: &tokio::runtime::Runtime, event_log: &str) -> Option<i64> {
-    let rows = log_rows(rt, event_log, "SELECT duration_ms FROM applications").ok()?;
-    rows.first()?.get("duration_ms")?.as_i64()
 }
 
 /// The writes of a CPU run, from its event log's plans (tables resolved as `validate` does).
@@ -892,8 +915,12 @@ pub(crate) fn execute_run(h: &mut History, s: &RunSpec<'_>, p: PlannedRun) -> Re
     if !log_errors.is_empty() {
         run.details["log_errors"] = serde_json::json!(log_errors);
     }
-    if completed {
-        run.duration_ms = run.event_log.as_deref().and_then(|l| run_duration(rt, l));
+    if completed && let Some(l) = run.event_log.as_deref() {
+        let (duration, idle) = run_figures(rt, l);
+        run.duration_ms = duration;
+        if let Some(idle) = idle {
+            run.details["idle"] = idle;
+        }
     }
     if run.duration_ms.is_none() {
         run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);

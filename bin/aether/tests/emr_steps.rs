@@ -382,7 +382,13 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     );
     assert_eq!(st["alive_steps"], serde_json::json!([]), "{st}");
     assert_eq!(common::cluster_state(&db, &gpu_cluster), "TERMINATED");
-    assert_eq!(st["calls"]["AddJobFlowSteps"], 5, "one step each: {st}");
+    // one step each: the CPU run, submit's, and each tune iteration's (3 or 4: whether the
+    // third run improves the best decides, and run times vary)
+    assert_eq!(
+        st["calls"]["AddJobFlowSteps"],
+        2 + lines.len() as i64,
+        "one step each: {st}"
+    );
 
     // 6. the whole workflow on EMR for the same step, in another history: qualify it from its
     // step (the job's definition), then `aether run` on its event log, which knows the log and

@@ -476,6 +476,14 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
         })
         .unwrap();
     let details: serde_json::Value = serde_json::from_str(&details).unwrap();
+    // the run's idle executor capacity, from its event log
+    let idle = &details["idle"];
+    assert!(idle["executors"].as_i64().unwrap() >= 1, "{details:#}");
+    let (alloc, idle_ms) = (
+        idle["allocated_ms"].as_i64().unwrap(),
+        idle["idle_ms"].as_i64().unwrap(),
+    );
+    assert!(alloc > 0 && (0..=alloc).contains(&idle_ms), "{details:#}");
     let moved = details["outputs"][0][1].as_str().unwrap().to_string();
     assert_eq!(details["outputs"][0][0], out_dir.display().to_string());
     assert!(

@@ -192,6 +192,10 @@ fn a_job_shows_each_run_with_its_config_changes_and_the_config_to_use() {
     assert!(close(&a["speedup"], 100.0 / 60.0));
     assert_eq!(b["best"], true);
     assert_eq!(b["cluster"], "shape 1: 1 x m5d.xlarge, 2 x g6.4xlarge");
+    // idle capacity: $5 x 20 / 80 s idle; with idle executors released after 60 s the run
+    // would have cost $5 - $5 x (20 - 10) / 80
+    assert!(close(&b["idle"]["idle_cost_usd"], 1.25), "{b:#}");
+    assert!(close(&b["idle"]["scale_to_zero_cost_usd"], 4.375), "{b:#}");
     assert_eq!(a["decision"], "faster: keep going");
     // the second run's config against the first's
     assert_eq!(
@@ -216,6 +220,7 @@ fn a_job_shows_each_run_with_its_config_changes_and_the_config_to_use() {
         "{t}"
     );
     assert!(t.contains("migrate: 2.50x faster"), "{t}");
+    assert!(t.contains("25% idle ($1.25)") && t.contains("$4.38"), "{t}");
     let md = out(&aether(
         home.path(),
         &["report", "job", "--aether_job_id", &id, "--format", "md"],

@@ -138,6 +138,10 @@ pub struct RunRow {
     pub speedup: Option<f64>,
     /// The config's changes against the previous GPU run's: (property, before, after).
     pub changed: Vec<(String, Option<String>, Option<String>)>,
+    /// Executor time allocated with no task running (from the run's event log), its share of
+    /// the run's cost, and what the run would have cost had idle executors been released after
+    /// 60 s (scale to zero).
+    pub idle: Option<Idle>,
     /// What the tune loop decided after this run (what the run's profile proposed is the next
     /// run's config changes).
     pub decision: Option<String>,
@@ -145,6 +149,50 @@ pub struct RunRow {
     /// The latest validation of this run.
     pub validation: Option<String>,
     pub best: bool,
+}
+
+/// A run's idle executor capacity.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Idle {
+    pub executors: i64,
+    pub allocated_ms: i64,
+    pub idle_ms: i64,
+    pub idle_ms_scale_to_zero_60s: i64,
+    /// The run's cost × the executors' idle share.
+    pub idle_cost_usd: Option<f64>,
+    /// The run's cost with the idle time cut to 60 s per gap.
+    pub scale_to_zero_cost_usd: Option<f64>,
+}
+
+impl Idle {
+    /// From a run's recorded figures (`details.idle`) and its cost.
+    fn of(v: &serde_json::Value, cost: Option<f64>) -> Option<Idle> {
+        let n = |k: &str| v[k].as_i64();
+        let (allocated, idle) = (n("allocated_ms")?, n("idle_ms")?);
+        let cut = n("idle_ms_scale_to_zero_60s").unwrap_or(idle);
+        let share = |x: i64| {
+            cost.filter(|_| allocated > 0)
+                .map(|c| c * x as f64 / allocated as f64)
+        };
+        Some(Idle {
+            executors: n("executors").unwrap_or(0),
+            allocated_ms: allocated,
+            idle_ms: idle,
+            idle_ms_scale_to_zero_60s: cut,
+            idle_cost_usd: share(idle),
+            scale_to_zero_cost_usd: cost
+                .filter(|_| allocated > 0)
+                .map(|c| c - c * (idle - cut) as f64 / allocated as f64),
+        })
+    }
+    /// The idle share in percent.
+    pub fn pct(&self) -> f64 {
+        if self.allocated_ms > 0 {
+            100.0 * self.idle_ms as f64 / self.allocated_ms as f64
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The qualification a job page shows.
@@ -577,6 +625,7 @@ pub fn job(h: &History, job_id: i64) -> Result<Option<JobDetail>> {
                 _ => None,
             },
             changed,
+            idle: Idle::of(&r.details["idle"], r.cost_usd),
             decision: decisions.get(&r.run_id).cloned(),
             failure_reason: r.failure_reason.clone(),
             validation: j

@@ -236,6 +236,23 @@ impl RunRow {
     pub fn speedup_text(&self) -> String {
         speedup(self.speedup)
     }
+    /// `25% idle ($1.25)`.
+    pub fn idle_text(&self) -> String {
+        match &self.idle {
+            Some(i) => format!(
+                "{:.0}% idle{}",
+                i.pct(),
+                i.idle_cost_usd
+                    .map(|c| format!(" ({})", usd(Some(c))))
+                    .unwrap_or_default()
+            ),
+            None => "–".into(),
+        }
+    }
+    /// The run's cost with idle executors released after 60 s.
+    pub fn scale_to_zero_text(&self) -> String {
+        usd(self.idle.as_ref().and_then(|i| i.scale_to_zero_cost_usd))
+    }
     /// The config changes as `key: before → after` lines.
     pub fn changes(&self) -> Vec<String> {
         self.changed
@@ -380,6 +397,8 @@ pub fn runs_table(d: &JobDetail) -> Table {
         "Duration",
         "Speedup",
         "Cost",
+        "Idle Executors",
+        "Cost Scale-to-zero 60s",
         "Config ID",
         "Changes",
         "Decision",
@@ -396,6 +415,8 @@ pub fn runs_table(d: &JobDetail) -> Table {
             r.duration(),
             r.speedup_text(),
             r.cost(),
+            r.idle_text(),
+            r.scale_to_zero_text(),
             opt(&r.config_id),
             match r.changed.len() {
                 0 => String::new(),

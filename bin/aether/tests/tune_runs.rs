@@ -167,8 +167,10 @@ fn tune_runs_iterations_survives_ctrl_c_and_resumes() {
         "{stdout}"
     );
     let iterations = count("SELECT COUNT(*) FROM tune_iterations WHERE tune_id = 1");
+    // the interrupted one, then 3 to 5 counted ones (min 3, max 5: whether a run improves the
+    // best by 5 % depends on run times)
     assert!(
-        (4..=5).contains(&iterations),
+        (4..=6).contains(&iterations),
         "{iterations} iterations:\n{stdout}"
     );
     // the interrupted config ran again first

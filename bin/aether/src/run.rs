@@ -131,10 +131,6 @@ impl Phases<'_> {
     }
 }
 
-fn recommended(category: Option<&str>) -> bool {
-    matches!(category, Some(c) if c != "Not Recommended" && c != "Not Applicable")
-}
-
 pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
     if a.backend == PlatformArg::EmrEks {
@@ -207,7 +203,7 @@ pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         .collect();
     let (gpu, cpu): (Vec<_>, Vec<_>) = jobs
         .into_iter()
-        .partition(|j| recommended(j.category.as_deref()));
+        .partition(|j| aether_report::model::recommended_by_qualify(j.category.as_deref()));
     for j in &cpu {
         eprintln!(
             "run: job {} ({}) stays on the CPU: {}",

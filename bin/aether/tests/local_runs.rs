@@ -4,21 +4,12 @@
 
 mod common;
 
-use common::{err, out};
+use common::{aether, err, out};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn aether(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aether"))
-        .args(args)
-        .env("AETHER_HOME", home)
-        .env("SPARK_LOCAL_IP", "127.0.0.1")
-        .output()
-        .expect("run aether")
 }
 
 /// The `event log PATH` of submit's summary line.
@@ -410,26 +401,15 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
     let warehouse = prod.join("warehouse");
     // the CPU runs, as production ran them: spark-submit with an event log
     let cpu_run = |job: &Path, args: &[&str]| {
-        let o = Command::new("spark-submit")
-            .args([
-                "--master",
-                "local[1]",
-                "--conf",
-                "spark.eventLog.enabled=true",
-            ])
-            .arg("--conf")
-            .arg(format!("spark.eventLog.dir=file://{}", logs.display()))
-            .arg("--conf")
-            .arg(format!(
+        common::cpu_run(
+            &logs,
+            job,
+            args,
+            &[format!(
                 "spark.sql.warehouse.dir=file://{}",
                 warehouse.display()
-            ))
-            .arg(job)
-            .args(args)
-            .env("SPARK_LOCAL_IP", "127.0.0.1")
-            .output()
-            .expect("spark-submit (scripts/setup --test installs pyspark)");
-        assert!(o.status.success(), "{}", err(&o));
+            )],
+        )
     };
     let out_dir = prod.join("out");
     cpu_run(&by_arg, &[out_dir.to_str().unwrap()]);

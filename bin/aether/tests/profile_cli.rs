@@ -4,21 +4,12 @@
 
 mod common;
 
-use common::{err, out};
+use common::{aether, err, out};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn datasets() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/datasets/rapids-tools/spark-events-profiling")
-}
-
-fn aether(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aether"))
-        .args(args)
-        .env("AETHER_HOME", home)
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -5,22 +5,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 
 use common::fleet::{self, HOSTILE};
-use common::{err, out};
+use common::{aether, err, out, start_ui};
 use serde_json::Value;
-
-fn aether(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aether"))
-        .args(args)
-        .env("AETHER_HOME", home)
-        .output()
-        .unwrap()
-}
 
 fn json(o: &Output) -> Value {
     assert!(o.status.success(), "{}\n{}", out(o), err(o));
@@ -300,39 +291,6 @@ fn the_validation_report_puts_new_failures_first_and_fails_the_schedule() {
     let o = aether(home.path(), &["report", "validation", "--since", "soon"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("--since"), "{}", err(&o));
-}
-
-/// A running `aether report ui` on a free port, stopped on drop.
-pub struct Ui {
-    child: Child,
-    pub addr: String,
-}
-
-impl Drop for Ui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub fn start_ui(home: &Path) -> Ui {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aether"))
-        .args(["report", "ui", "--port", "0"])
-        .env("AETHER_HOME", home)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    Ui { child, addr }
 }
 
 /// One HTTP/1.1 request: (status, body).

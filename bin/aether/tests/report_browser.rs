@@ -9,12 +9,13 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::fleet::{self, HOSTILE};
+use common::start_ui;
 use serde_json::{Value, json};
 
 /// A chromedriver on a free port, stopped on drop.
@@ -173,40 +174,6 @@ impl Drop for Browser {
     fn drop(&mut self) {
         self.call("DELETE", "", None);
     }
-}
-
-/// A running `aether report ui` on a free port, stopped on drop.
-struct Ui {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Ui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_ui(home: &Path) -> Ui {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aether"))
-        .args(["report", "ui", "--port", "0"])
-        .env("AETHER_HOME", home)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    Ui { child, addr }
 }
 
 #[test]

@@ -12,24 +12,6 @@ use std::time::{Duration, Instant};
 
 use common::{err, out};
 
-fn cpu_run(logs: &Path, script: &Path, output: &Path) {
-    let o = Command::new("spark-submit")
-        .args([
-            "--master",
-            "local[1]",
-            "--conf",
-            "spark.eventLog.enabled=true",
-        ])
-        .arg("--conf")
-        .arg(format!("spark.eventLog.dir=file://{}", logs.display()))
-        .arg(script)
-        .arg(output)
-        .env("SPARK_LOCAL_IP", "127.0.0.1")
-        .output()
-        .expect("spark-submit (scripts/setup --test installs pyspark)");
-    assert!(o.status.success(), "{}", err(&o));
-}
-
 fn run_args(logs: &Path, report: &Path) -> Vec<String> {
     [
         "run",
@@ -75,7 +57,8 @@ fn run_is_interrupted_resumed_and_then_has_nothing_left_to_do() {
             ),
         )
         .unwrap();
-        cpu_run(&logs, &script, &d.path().join("prod").join(name));
+        let output = d.path().join("prod").join(name);
+        common::cpu_run(&logs, &script, &[output.to_str().unwrap()], &[]);
     }
     let report = d.path().join("report");
     let aether = || {

@@ -965,29 +965,11 @@ impl History {
 
     /// The job's latest tune session that did not finish (to resume), if any.
     pub fn unfinished_tune(&self, job_id: i64) -> Result<Option<TuneSession>> {
-        self.conn
-            .query_row(
-                "SELECT tune_id, job_id, backend, cluster_id, status, params_json, best_run_id,
-                        stop_reason
-                 FROM tune_sessions WHERE job_id = ?1 AND status <> 'DONE'
-                 ORDER BY tune_id DESC LIMIT 1",
-                params![job_id],
-                |r| {
-                    let p: String = r.get(5)?;
-                    Ok(TuneSession {
-                        tune_id: r.get(0)?,
-                        job_id: r.get(1)?,
-                        backend: r.get(2)?,
-                        cluster_id: r.get(3)?,
-                        status: r.get(4)?,
-                        params: serde_json::from_str(&p).unwrap_or_default(),
-                        best_run_id: r.get(6)?,
-                        stop_reason: r.get(7)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))
+        Ok(self
+            .tune_sessions(job_id)?
+            .into_iter()
+            .rev()
+            .find(|s| s.status != "DONE"))
     }
 
     /// Record an iteration of a tune session.

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use aether_core::history::{History, JobSummary, Run, Validation};
+use aether_core::history::{History, JobSummary, Run, Validation, best_gpu_run};
 use serde::Serialize;
 
 use crate::Result;
@@ -277,20 +277,9 @@ pub struct ValidationReport {
     pub all: Vec<ValidationRow>,
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn recommended_by_qualify(category: Option<&str>) -> bool {
+/// Whether qualify recommends a job of this category for the GPU.
+pub fn recommended_by_qualify(category: Option<&str>) -> bool {
     matches!(category, Some(c) if c != "Not Recommended" && c != "Not Applicable")
-}
-
-/// The job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
-pub fn best_gpu_run(runs: &[Run]) -> Option<&Run> {
-    aether_core::history::best_gpu_run(runs)
 }
 
 /// Everything the reports read about one job.
@@ -552,7 +541,7 @@ pub fn overview_of(h: &History, keep: impl Fn(&JobSummary) -> bool) -> Result<Ov
     let mut categories: Vec<(String, usize)> = cats.into_iter().collect();
     categories.sort_by_key(|(c, _)| order.iter().position(|o| o == c).unwrap_or(order.len()));
     Ok(Overview {
-        generated_ms: now_ms(),
+        generated_ms: crate::now_ms(),
         kpis: kpis(&rows),
         jobs: rows,
         categories,
@@ -739,7 +728,7 @@ fn verdict_rank(v: &str) -> u8 {
 /// The validations since `since_ms` (until now), each job's latest first by severity; a failure
 /// is new when the job's latest validation before the period was not a failure.
 pub fn validation_report(h: &History, since_ms: i64) -> Result<ValidationReport> {
-    let until_ms = now_ms();
+    let until_ms = crate::now_ms();
     let names: HashMap<i64, String> = h
         .list()?
         .into_iter()

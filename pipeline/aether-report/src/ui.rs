@@ -122,7 +122,7 @@ async fn job(State(app): State<App>, Path(id): Path<String>) -> Response {
         return error_page(StatusCode::NOT_FOUND, &format!("no job {id}"));
     };
     match with_history(&app, move |h, p| {
-        Ok(model::job(h, job_id)?.map(|d| html::job(&d, now_ms(), p, Mode::Ui)))
+        Ok(model::job(h, job_id)?.map(|d| html::job(&d, crate::now_ms(), p, Mode::Ui)))
     })
     .await
     {
@@ -139,7 +139,7 @@ struct Since {
 
 async fn validations(State(app): State<App>, Query(q): Query<Since>) -> Response {
     let since = match parse_since(q.since.as_deref().unwrap_or("7d")) {
-        Ok(ms) => now_ms() - ms,
+        Ok(ms) => crate::now_ms() - ms,
         Err(e) => return error_page(StatusCode::BAD_REQUEST, &e),
     };
     match with_history(&app, move |h, p| {
@@ -169,13 +169,6 @@ async fn api_job(State(app): State<App>, Path(id): Path<i64>) -> Response {
         Ok(None) => error_page(StatusCode::NOT_FOUND, &format!("no job {id}")),
         Err(r) => r,
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// The UI's routes over the history at `history`.

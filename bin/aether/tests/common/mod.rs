@@ -192,3 +192,73 @@ impl Emulator {
     }
 }
 pub mod fleet;
+
+/// `aether ARGS` with its home at `home`, to its end.
+pub fn aether(home: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(args)
+        .env("AETHER_HOME", home)
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .output()
+        .expect("run aether")
+}
+
+/// A CPU run as production ran it: `spark-submit` (local, one core) of `script ARGS` writing
+/// its event log to `logs`, with `conf` (KEY=VALUE) set too.
+pub fn cpu_run(logs: &std::path::Path, script: &std::path::Path, args: &[&str], conf: &[String]) {
+    let mut c = Command::new("spark-submit");
+    c.args([
+        "--master",
+        "local[1]",
+        "--conf",
+        "spark.eventLog.enabled=true",
+    ])
+    .arg("--conf")
+    .arg(format!("spark.eventLog.dir=file://{}", logs.display()));
+    for kv in conf {
+        c.arg("--conf").arg(kv);
+    }
+    let o = c
+        .arg(script)
+        .args(args)
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .output()
+        .expect("spark-submit (scripts/setup --test installs pyspark)");
+    assert!(o.status.success(), "{}", err(&o));
+}
+
+/// A running `aether report ui` on a free port, stopped on drop.
+pub struct Ui {
+    child: std::process::Child,
+    pub addr: String,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `aether report ui --port 0` over the history of `home`; its address from its first
+/// line on stderr.
+pub fn start_ui(home: &std::path::Path) -> Ui {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(["report", "ui", "--port", "0"])
+        .env("AETHER_HOME", home)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    Ui { child, addr }
+}

@@ -59,23 +59,28 @@ fn chromedriver() -> Driver {
     d
 }
 
-/// One WebDriver request: the response's `value`.
-fn wd(port: u16, method: &str, path: &str, body: Option<Value>) -> Value {
+/// One WebDriver request: the response's `value`, or what went wrong.
+fn try_wd(port: u16, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
+    let e = |e: std::io::Error| format!("{method} {path}: {e}");
     let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(e)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .map_err(e)?;
     write!(
         s,
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
-    .unwrap();
+    .map_err(e)?;
     // chromedriver keeps the connection open: read the headers, then Content-Length bytes
     let mut buf = Vec::new();
     let mut byte = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") {
-        let n = s.read(&mut byte).unwrap();
-        assert!(n == 1, "{method} {path}: the connection closed mid-headers");
+        if s.read(&mut byte).map_err(e)? != 1 {
+            return Err(format!(
+                "{method} {path}: the connection closed mid-headers"
+            ));
+        }
         buf.push(byte[0]);
     }
     let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
@@ -83,13 +88,18 @@ fn wd(port: u16, method: &str, path: &str, body: Option<Value>) -> Value {
         .lines()
         .find_map(|l| l.strip_prefix("content-length:"))
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{method} {path}: no Content-Length in {head}"));
+        .ok_or_else(|| format!("{method} {path}: no Content-Length in {head}"))?;
     let mut body = vec![0u8; len];
-    s.read_exact(&mut body).unwrap();
+    s.read_exact(&mut body).map_err(e)?;
     let text = String::from_utf8_lossy(&body);
     let v: Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"));
-    v["value"].clone()
+        serde_json::from_str(&text).map_err(|e| format!("{method} {path}: {e}: {text}"))?;
+    Ok(v["value"].clone())
+}
+
+/// One WebDriver request: the response's `value`.
+fn wd(port: u16, method: &str, path: &str, body: Option<Value>) -> Value {
+    try_wd(port, method, path, body).unwrap_or_else(|e| panic!("{e}"))
 }
 
 struct Browser {
@@ -172,7 +182,13 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        self.call("DELETE", "", None);
+        // never a panic here: a failing test must still reach the driver's drop
+        let _ = try_wd(
+            self.port,
+            "DELETE",
+            &format!("/session/{}", self.session),
+            None,
+        );
     }
 }
 

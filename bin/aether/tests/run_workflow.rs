@@ -68,12 +68,14 @@ fn run_is_interrupted_resumed_and_then_has_nothing_left_to_do() {
     };
 
     // 1. interrupted during its first GPU run
-    let child = aether()
-        .args(run_args(&logs, &report))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut guard = common::Interrupt(Some(
+        aether()
+            .args(run_args(&logs, &report))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
     let db_path = home.join("history.db");
     let t0 = Instant::now();
     loop {
@@ -99,6 +101,7 @@ fn run_is_interrupted_resumed_and_then_has_nothing_left_to_do() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    let child = guard.0.take().unwrap();
     // SAFETY: a signal to the child this test started
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);

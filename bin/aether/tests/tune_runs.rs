@@ -17,27 +17,6 @@ fn aether(home: &Path) -> Command {
     c
 }
 
-/// A running `aether tune`: Ctrl-C'd (so it cancels its Spark step) and waited for when the test
-/// fails before it does so itself.
-struct Interrupt(Option<std::process::Child>);
-
-impl Drop for Interrupt {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(60) {
-                if let Ok(Some(_)) = c.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Processes whose command line names `needle`.
 fn processes_with(needle: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -109,7 +88,7 @@ fn tune_runs_iterations_survives_ctrl_c_and_resumes() {
     let count = |sql: &str| -> i64 { db().query_row(sql, [], |r| r.get(0)).unwrap_or(0) };
 
     // 1. Ctrl-C during the second run
-    let mut guard = Interrupt(Some(
+    let mut guard = common::Interrupt(Some(
         aether(&home)
             .args(args)
             .stdout(Stdio::piped())

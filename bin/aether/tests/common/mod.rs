@@ -262,3 +262,25 @@ pub fn start_ui(home: &std::path::Path) -> Ui {
         .to_string();
     Ui { child, addr }
 }
+
+/// A running `aether` command: Ctrl-C'd (so it cancels its run and ends its cluster) and waited
+/// for when the test fails before it does so itself.
+pub struct Interrupt(pub Option<std::process::Child>);
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            // SAFETY: a signal to a child this test started
+            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_secs(60) {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

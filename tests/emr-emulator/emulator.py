@@ -30,6 +30,19 @@ moto's EMR and S3 (in-process, on 127.0.0.1) plus what moto does not do:
   /_emulator/steps` `{"mode": "fail" | "hang", "count": 1}`; `POST /_emulator/clear_faults` `{}`: the next steps fail as if Spark ran
   out of memory, or never finish.
 
+EMR on EKS (moto's `emr-containers`: virtual clusters and job runs exist, but runs stay RUNNING
+forever, a reused client token makes a second run and RAPIDS release labels are rejected): here
+a job run is PENDING until the ticker runs its `sparkSubmitJobDriver` with the local Spark
+(entry point, arguments, sparkSubmitParameters and the `spark-defaults` classification), its
+pod template files must be in S3 as Pod manifests (else it FAILS as on EKS), its event log goes
+to the `spark.eventLog.dir` of its spark-defaults as `spark-<jobRunId>`, its driver's stderr to
+`<logUri>/<virtualClusterId>/jobs/<id>/containers/spark-<id>/spark-<id>-driver/stderr.gz`;
+StartJobRun with a client token already used in the virtual cluster returns that run; release
+labels `emr-X.Y.Z-[spark-rapids-]latest|YYYYMMDD` are accepted (others: ResourceNotFound);
+CancelJobRun moves a running run to CANCEL_PENDING and stops it (then CANCELLED). Faults and
+call counts work for its operations too (StartJobRun, DescribeJobRun, CancelJobRun, ListJobRuns,
+DescribeVirtualCluster, …).
+
 Run: `tests/emr-emulator/emulator.py [--port 0] [--work DIR]`; it prints `READY <endpoint>` once
 it listens. Point aether at it with `AWS_ENDPOINT_URL=<endpoint>` (and any access keys).
 """
@@ -51,6 +64,10 @@ from datetime import datetime, timezone
 import boto3
 from moto.emr import models as emr_models
 from moto.emr.models import emr_backends
+from moto.emrcontainers import models as eks_models
+from moto.emrcontainers.exceptions import ResourceNotFoundException
+from moto.emrcontainers.models import emrcontainers_backends
+import shlex
 from moto.moto_server.threaded_moto_server import MotoRequestHandler
 from moto.server import DomainDispatcherApplication, create_backend_app
 import logging
@@ -86,6 +103,68 @@ emr_models.Step.status = property(_status_with_failure)
 # nor an InstanceCollectionType: a cluster made of fleets says so
 emr_models.Cluster.instance_collection_type = property(
     lambda self: "INSTANCE_FLEET" if FLEETS.get(self.id) else "INSTANCE_GROUP")
+
+
+EKS_RELEASE = re.compile(r"emr-[0-9]+\.[0-9]+\.[0-9]+-(spark-rapids-)?(latest|[0-9]{8})")
+_eks_start = eks_models.EMRContainersBackend.start_job_run
+_eks_cancel = eks_models.EMRContainersBackend.cancel_job_run
+
+
+def eks_start_job_run(self, name, virtual_cluster_id, client_token, execution_role_arn,
+                      release_label, job_driver, configuration_overrides, tags):
+    with LOCK:
+        # StartJobRun is idempotent by client token (moto makes a second run)
+        for r in self.job_runs.values():
+            if r.virtual_cluster_id == virtual_cluster_id and client_token and \
+                    r.client_token == client_token:
+                return r
+        if virtual_cluster_id in self.virtual_clusters and not EKS_RELEASE.fullmatch(
+                release_label or ""):
+            raise ResourceNotFoundException(f"Release {release_label} doesn't exist.")
+        # moto knows no RAPIDS label: it is given one it takes, then the real one is put back
+        run = _eks_start(self, name, virtual_cluster_id, client_token, execution_role_arn,
+                         "emr-7.0.0-latest", job_driver, configuration_overrides, tags)
+        run.release_label = release_label
+        run.state = "PENDING"
+        run.created_at = utcnow()
+        return run
+
+
+def eks_cancel_job_run(self, job_run_id, virtual_cluster_id):
+    with LOCK:
+        run = self.job_runs.get(job_run_id)
+        if run is not None and run.virtual_cluster_id == virtual_cluster_id and \
+                run.state in ("PENDING", "SUBMITTED", "RUNNING") and job_run_id in RUNS:
+            run.state = "CANCEL_PENDING"
+            stop(RUNS[job_run_id]["proc"])
+            return run
+        run = _eks_cancel(self, job_run_id, virtual_cluster_id)
+        run.finished_at = utcnow()
+        return run
+
+
+eks_models.EMRContainersBackend.start_job_run = eks_start_job_run
+eks_models.EMRContainersBackend.cancel_job_run = eks_cancel_job_run
+
+# emr-containers is a REST API: its operations by method and path
+EKS_OPS = [
+    ("POST", re.compile(r"^/virtualclusters/[^/]+/jobruns$"), "StartJobRun"),
+    ("GET", re.compile(r"^/virtualclusters/[^/]+/jobruns$"), "ListJobRuns"),
+    ("GET", re.compile(r"^/virtualclusters/[^/]+/jobruns/[^/]+$"), "DescribeJobRun"),
+    ("DELETE", re.compile(r"^/virtualclusters/[^/]+/jobruns/[^/]+$"), "CancelJobRun"),
+    ("POST", re.compile(r"^/virtualclusters$"), "CreateVirtualCluster"),
+    ("GET", re.compile(r"^/virtualclusters$"), "ListVirtualClusters"),
+    ("GET", re.compile(r"^/virtualclusters/[^/]+$"), "DescribeVirtualCluster"),
+    ("DELETE", re.compile(r"^/virtualclusters/[^/]+$"), "DeleteVirtualCluster"),
+]
+
+
+def eks_op(environ):
+    if "/emr-containers/" not in environ.get("HTTP_AUTHORIZATION", ""):
+        return None
+    path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "")
+    return next((op for m, rx, op in EKS_OPS if m == method and rx.match(path)),
+                "EmrContainers" + method)
 
 
 def json_error(start_response, status, code, message):
@@ -138,7 +217,10 @@ class Emulator:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         op = target.split(".", 1)[1] if target.startswith("ElasticMapReduce.") else None
         if op is None:
-            return self.moto(environ, start_response)
+            op = eks_op(environ)
+            if op is None:
+                return self.moto(environ, start_response)
+            return self.rest(op, environ, start_response)
         length = int(environ.get("CONTENT_LENGTH") or 0)
         raw = environ["wsgi.input"].read(length) if length else b""
         environ["wsgi.input"] = io.BytesIO(raw)
@@ -199,6 +281,27 @@ class Emulator:
             return json_error(start_response, fault["status"], fault["code"], fault["message"])
         return result
 
+    def rest(self, op, environ, start_response):
+        """An emr-containers call: counted, faults applied, then moto (patched above)."""
+        with LOCK:
+            CALLS[op] = CALLS.get(op, 0) + 1
+            fault = next((f for f in FAULTS if f["operation"] == op and f["count"] > 0), None)
+            if fault:
+                fault["count"] -= 1
+        if fault and fault.get("when", "before") == "before":
+            time.sleep(fault["delay_s"])
+            if fault["status"] != 200:
+                return json_error(start_response, fault["status"], fault["code"],
+                                  fault["message"])
+            fault = None
+        if not fault:
+            return self.moto(environ, start_response)
+        chunks = list(self.moto(environ, lambda s, h, e=None: (lambda _b: None)))
+        time.sleep(fault["delay_s"])
+        if fault["status"] == 200:
+            return json_ok(start_response, json.loads(b"".join(chunks) or b"{}"))
+        return json_error(start_response, fault["status"], fault["code"], fault["message"])
+
     def control(self, environ, start_response, what):
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = json.loads(environ["wsgi.input"].read(length) or b"{}") if length else {}
@@ -237,7 +340,12 @@ def state():
                 "steps": {s.id: s.state for s in c.steps},
             }
     alive = [sid for sid, r in RUNS.items() if r["proc"].poll() is None]
-    return {"calls": CALLS, "clusters": clusters, "alive_steps": alive,
+    job_runs = {r.id: {"state": r.state, "name": r.name, "virtual_cluster": r.virtual_cluster_id,
+                       "client_token": r.client_token, "release_label": r.release_label,
+                       "driver": r.job_driver, "overrides": r.configuration_overrides,
+                       "tags": r.tags, "role": r.execution_role_arn}
+                for b in eks_backends() for r in b.job_runs.values()}
+    return {"calls": CALLS, "clusters": clusters, "alive_steps": alive, "job_runs": job_runs,
             "faults_left": [f for f in FAULTS if f["count"] > 0]}
 
 
@@ -326,17 +434,9 @@ def gpu_only(key, value):
             or key in ("spark.shuffle.manager",) and "nvidia" in value.lower())
 
 
-def start_step(cluster, step):
-    sid = step.id
-    work = os.path.join(WORK, cluster.id, sid)
-    mirror = os.path.join(WORK, "s3")
-    events = os.path.join(work, "events")
-    os.makedirs(events, exist_ok=True)
-    args = list(step.args)
-    if step.jar != "command-runner.jar" or not args or args[0] != "spark-submit":
-        end_step(step, "FAILED", failure={"Reason": "The emulator runs command-runner.jar "
-                                          "spark-submit steps only", "Message": " ".join(args)})
-        return
+def local_args(args, mirror, drop=lambda k, v: False):
+    """spark-submit arguments (without the program) for the local Spark: s3 paths mirrored,
+    cluster-manager and GPU settings dropped. (args, dropped confs, s3 urls named)."""
     urls = set()
 
     def local(m):
@@ -344,7 +444,7 @@ def start_step(cluster, step):
         b, k = split_s3(m.group(0))
         return os.path.join(mirror, b, k)
 
-    out, dropped, i = [], [], 1
+    out, dropped, i = [], [], 0
     while i < len(args):
         a = args[i]
         if a in ("--master", "--deploy-mode") and i + 1 < len(args):
@@ -352,8 +452,9 @@ def start_step(cluster, step):
             continue
         if a == "--conf" and i + 1 < len(args):
             k, _, v = args[i + 1].partition("=")
-            if gpu_only(k, v) or k in ("spark.eventLog.dir", "spark.eventLog.enabled",
-                                       "spark.submit.deployMode", "spark.master"):
+            if gpu_only(k, v) or drop(k, v) or k in (
+                    "spark.eventLog.dir", "spark.eventLog.enabled", "spark.submit.deployMode",
+                    "spark.master"):
                 dropped.append(args[i + 1])
             else:
                 out += ["--conf", S3_URL.sub(local, args[i + 1])]
@@ -361,7 +462,11 @@ def start_step(cluster, step):
             continue
         out.append(S3_URL.sub(local, a))
         i += 1
-    # fetch the objects under every s3 path the step names
+    return out, dropped, urls
+
+
+def fetch(urls, mirror):
+    """The objects under every s3 path a job names, into the mirror."""
     client = s3()
     for u in urls:
         b, k = split_s3(u)
@@ -375,14 +480,16 @@ def start_step(cluster, step):
                         client.download_file(b, o["Key"], dest)
         except Exception as e:  # a missing bucket: the job will fail as on EMR
             print(f"emulator: {u}: {e}", file=sys.stderr)
-    seq = CLUSTER_SEQ.get(cluster.id, 1)
-    CLUSTER_SEQ[cluster.id] = seq + 1
-    app_id = "application_%d_%04d" % (int(cluster.creation_datetime.replace(
-        tzinfo=timezone.utc).timestamp() * 1000), seq)
+
+
+def launch(key, args, work, app_id, note, **run):
+    """Start the local spark-submit of a step or job run (or the fault mode asked for)."""
+    events = os.path.join(work, "events")
+    os.makedirs(events, exist_ok=True)
     cmd = [SPARK_SUBMIT, "--master", f"local[{CORES}]",
            "--conf", "spark.eventLog.enabled=true",
            "--conf", f"spark.eventLog.dir=file://{events}",
-           "--conf", "spark.ui.enabled=false"] + out
+           "--conf", "spark.ui.enabled=false"] + args
     mode = OPTS["step_modes"].pop(0) if OPTS["step_modes"] else None
     if mode == "fail":
         cmd = ["sh", "-c", "echo 'Exception in thread \"main\" java.lang.OutOfMemoryError: "
@@ -391,19 +498,159 @@ def start_step(cluster, step):
         cmd = ["sleep", "3600"]
     stderr = open(os.path.join(work, "stderr"), "wb")
     ts = time.strftime("%y/%m/%d %H:%M:%S")
-    stderr.write((f"{ts} INFO emulator: local Spark instead of YARN; no GPU here; dropped "
-                  f"{' '.join(dropped) or 'nothing'}\n"
-                  f"{ts} INFO Client: Submitted application {app_id}\n").encode())
+    stderr.write(f"{ts} INFO emulator: {note}\n".encode())
     stderr.flush()
     stdout = open(os.path.join(work, "stdout"), "wb")
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, start_new_session=True,
                             cwd=work)
-    RUNS[sid] = {"proc": proc, "cluster": cluster, "step": step, "work": work,
-                 "events": events, "app_id": app_id, "urls": urls, "mirror": mirror,
-                 "started": time.time()}
+    RUNS[key] = dict(run, proc=proc, work=work, events=events, app_id=app_id,
+                     started=time.time())
+    return RUNS[key]
+
+
+def start_step(cluster, step):
+    sid = step.id
+    work = os.path.join(WORK, cluster.id, sid)
+    mirror = os.path.join(WORK, "s3")
+    os.makedirs(work, exist_ok=True)
+    args = list(step.args)
+    if step.jar != "command-runner.jar" or not args or args[0] != "spark-submit":
+        end_step(step, "FAILED", failure={"Reason": "The emulator runs command-runner.jar "
+                                          "spark-submit steps only", "Message": " ".join(args)})
+        return
+    out, dropped, urls = local_args(args[1:], mirror)
+    fetch(urls, mirror)
+    seq = CLUSTER_SEQ.get(cluster.id, 1)
+    CLUSTER_SEQ[cluster.id] = seq + 1
+    app_id = "application_%d_%04d" % (int(cluster.creation_datetime.replace(
+        tzinfo=timezone.utc).timestamp() * 1000), seq)
+    note = (f"local Spark instead of YARN; no GPU here; dropped {' '.join(dropped) or 'nothing'}"
+            f"\n{time.strftime('%y/%m/%d %H:%M:%S')} INFO Client: Submitted application {app_id}")
+    launch(sid, out, work, app_id, note, cluster=cluster, step=step, urls=urls, mirror=mirror,
+           event_dir=spark_conf(cluster, "spark.eventLog.dir"))
     step.state = "RUNNING"
     step.start_date_time = utcnow()
     put_logs(cluster, sid, work, app_id, final=False)
+
+
+def eks_backends():
+    out = []
+    for acct in list(emrcontainers_backends.keys()):
+        for region in list(emrcontainers_backends[acct].keys()):
+            out.append(emrcontainers_backends[acct][region])
+    return out
+
+
+def eks_defaults(run):
+    props = {}
+    for c in (run.configuration_overrides or {}).get("applicationConfiguration") or []:
+        if c.get("classification") == "spark-defaults":
+            props.update(c.get("properties") or {})
+    return props
+
+
+def eks_fail(run, details, reason="USER_ERROR"):
+    run.state = "FAILED"
+    run.failure_reason = reason
+    run.state_details = details
+    run.finished_at = utcnow()
+
+
+def start_job_run(run):
+    """A PENDING job run, run with the local Spark as EMR on EKS would run its driver."""
+    work = os.path.join(WORK, "eks", run.id)
+    mirror = os.path.join(WORK, "s3")
+    os.makedirs(work, exist_ok=True)
+    driver = (run.job_driver or {}).get("sparkSubmitJobDriver")
+    if not driver:
+        eks_fail(run, "The emulator runs sparkSubmitJobDriver job runs only", "VALIDATION_ERROR")
+        return
+    props = eks_defaults(run)
+    # the pods are made from the pod templates: missing or not a Pod, the run fails
+    for role in ("driver", "executor"):
+        url = props.get(f"spark.kubernetes.{role}.podTemplateFile")
+        if not url:
+            continue
+        try:
+            b, k = split_s3(url.replace("s3a://", "s3://", 1))
+            body = s3().get_object(Bucket=b, Key=k)["Body"].read().decode()
+            import yaml
+            doc = yaml.safe_load(body)
+            if not isinstance(doc, dict) or doc.get("kind") != "Pod":
+                raise ValueError("not a Pod manifest")
+        except Exception as e:
+            eks_fail(run, f"Job submission failed: the {role} pod template {url} could not be "
+                          f"read ({e})")
+            return
+    args = shlex.split(driver.get("sparkSubmitParameters") or "")
+    for k, v in props.items():
+        args += ["--conf", f"{k}={v}"]
+    args += [driver["entryPoint"]] + list(driver.get("entryPointArguments") or [])
+    out, dropped, urls = local_args(
+        args, mirror, drop=lambda k, v: k.startswith("spark.kubernetes.")
+        or k == "spark.executor.instances")
+    fetch(urls, mirror)
+    app_id = f"spark-{run.id}"
+    note = (f"EMR on EKS job run {run.id} ({run.release_label}): local Spark instead of "
+            f"Kubernetes; no GPU here; dropped {' '.join(dropped) or 'nothing'}")
+    mon = ((run.configuration_overrides or {}).get("monitoringConfiguration") or {})
+    launch(run.id, out, work, app_id, note, job_run=run, urls=urls, mirror=mirror,
+           event_dir=props.get("spark.eventLog.dir"),
+           log_uri=(mon.get("s3MonitoringConfiguration") or {}).get("logUri"))
+    run.state = "RUNNING"
+    put_eks_logs(RUNS[run.id])
+
+
+def put_eks_logs(r):
+    """The driver's stdout/stderr where S3 monitoring puts them."""
+    run = r["job_run"]
+    if not r.get("log_uri"):
+        return
+    b, k = split_s3(r["log_uri"].rstrip("/"))
+    client = s3()
+    for name in ("stderr", "stdout"):
+        path = os.path.join(r["work"], name)
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        key = (f"{k}/{run.virtual_cluster_id}/jobs/{run.id}/containers/spark-{run.id}/"
+               f"spark-{run.id}-driver/{name}.gz").lstrip("/")
+        try:
+            client.put_object(Bucket=b, Key=key, Body=gzip.compress(data))
+        except Exception as e:
+            print(f"emulator: putting {key}: {e}", file=sys.stderr)
+
+
+def tick_eks():
+    for b in eks_backends():
+        for run in list(b.job_runs.values()):
+            r = RUNS.get(run.id)
+            if r is None:
+                if run.state in ("PENDING", "SUBMITTED"):
+                    start_job_run(run)
+                continue
+            if r.get("done"):
+                continue
+            rc = r["proc"].poll()
+            if rc is None:
+                continue
+            r["done"] = True
+            put_eks_logs(r)
+            put_event_log(r)
+            if run.state == "CANCEL_PENDING":
+                run.state = "CANCELLED"
+                run.state_details = "JobRun CANCELLED successfully."
+                run.finished_at = utcnow()
+            elif rc == 0:
+                put_outputs(r)
+                run.state = "COMPLETED"
+                run.finished_at = utcnow()
+            else:
+                eks_fail(run, "Jobrun failed. Main Spark container terminated with errors. "
+                              f"Last error seen in logs - {last_error(r['work']) or rc}. Please "
+                              "refer logs uploaded to S3/CloudWatch based on your monitoring "
+                              "configuration.")
 
 
 def put_logs(cluster, sid, work, app_id, final):
@@ -447,8 +694,7 @@ def put_outputs(run):
 
 
 def put_event_log(run):
-    cluster = run["cluster"]
-    dest = spark_conf(cluster, "spark.eventLog.dir")
+    dest = run.get("event_dir")
     if not dest or not dest.startswith("s3"):
         return
     files = [f for f in os.listdir(run["events"]) if not f.startswith(".")]
@@ -555,6 +801,7 @@ def ticker():
         try:
             with LOCK:
                 tick()
+                tick_eks()
         except Exception as e:  # keep ticking: one bad step must not stop the others
             print(f"emulator: tick: {e!r}", file=sys.stderr)
         time.sleep(0.25)

@@ -11,12 +11,41 @@ use aether_core::{ConfigFile, History};
 use aether_platform::karpenter::{self, Capacity};
 use anyhow::{Context, Result, anyhow, bail};
 
+/// What `write_capacity` wrote: the manifest files, the pod templates put in S3, and the
+/// executor nodes' GPUs (executors per node).
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub uploaded: Vec<String>,
+    pub gpus_per_node: i64,
+}
+
+/// `aether cluster create --platform emr-eks`: the capacity, and with the virtual cluster set,
+/// a lease runs can go to.
 pub fn create_capacity(
     cfg: &ConfigFile,
     shape_id: i64,
     output: Option<PathBuf>,
     apply: bool,
 ) -> Result<ExitCode> {
+    let w = write_capacity(cfg, shape_id, output, apply, true)?;
+    for p in &w.files {
+        println!("{}", p.display());
+    }
+    for u in &w.uploaded {
+        println!("{u}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The Karpenter capacity of a qualified shape, checked, written (and applied), its pod
+/// templates put under the artifacts path; the prerequisites told when `tell`.
+pub fn write_capacity(
+    cfg: &ConfigFile,
+    shape_id: i64,
+    output: Option<PathBuf>,
+    apply: bool,
+    tell: bool,
+) -> Result<Written> {
     let e = &cfg.config.platform.emr_eks;
     let h = History::open(&cfg.history_db())?;
     let (job, gpu) = h
@@ -87,10 +116,10 @@ pub fn create_capacity(
         karpenter::PREREQUISITES
     );
     std::fs::write(dir.join("README.txt"), &readme)?;
-    for p in &files {
-        println!("{}", p.display());
+    if tell {
+        eprint!("{}", karpenter::PREREQUISITES);
     }
-    eprint!("{}", karpenter::PREREQUISITES);
+    let mut uploaded = Vec::new();
     // the pod templates go where the runs' spark-defaults name them
     if let Some(url) = &e.artifacts_path {
         use object_store::ObjectStoreExt;
@@ -114,7 +143,7 @@ pub fn create_capacity(
                 object_store::PutPayload::from(karpenter::to_yaml(o).into_bytes()),
             ))
             .with_context(|| format!("putting {name} to {url}"))?;
-            println!("s3://{}/{key}", s3.bucket);
+            uploaded.push(format!("s3://{}/{key}", s3.bucket));
         }
     }
     if apply {
@@ -136,5 +165,9 @@ pub fn create_capacity(
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Written {
+        files,
+        uploaded,
+        gpus_per_node: c.gpus_per_node,
+    })
 }

@@ -20,8 +20,8 @@ pub enum PlatformArg {
     Local,
     /// Amazon EMR (aws-sdk-emr).
     Emr,
-    /// EMR on EKS with Karpenter: `cluster create` writes the capacity (EC2NodeClass,
-    /// NodePools, pod templates); runs on it are not built yet.
+    /// EMR on EKS with Karpenter (aws-sdk-emrcontainers): job runs on a virtual cluster, GPU
+    /// executors on the shape's NodePool (`cluster create` writes it).
     EmrEks,
 }
 
@@ -152,11 +152,35 @@ pub(crate) fn backend(
             ))
         }
         PlatformArg::Emr => Ok(Box::new(emr_backend(cfg, rt))),
-        PlatformArg::EmrEks => bail!(
-            "runs on EMR on EKS (StartJobRun) are not built yet; `aether cluster create --platform \
-             emr-eks` writes the Karpenter capacity they will run on"
-        ),
+        PlatformArg::EmrEks => Ok(Box::new(eks_backend(cfg, rt))),
     }
+}
+
+/// The EMR on EKS backend with the `platform.emr_eks.*` settings.
+fn eks_backend(
+    cfg: &ConfigFile,
+    rt: &tokio::runtime::Runtime,
+) -> aether_platform::emr_eks::EmrEksBackend {
+    use aether_platform::emr_eks::{DEFAULT_DRIVER_INSTANCE, DEFAULT_RELEASE, EmrEksSettings};
+    let e = &cfg.config.platform.emr_eks;
+    let settings = EmrEksSettings {
+        virtual_cluster_id: e.virtual_cluster_id.clone(),
+        execution_role_arn: e.execution_role_arn.clone(),
+        namespace: e.namespace.clone(),
+        release_label: e.release_label.clone().unwrap_or(DEFAULT_RELEASE.into()),
+        spark_event_log_dir: e.spark_event_log_dir.clone(),
+        artifacts_path: e.artifacts_path.clone(),
+        log_path: e.log_path.clone(),
+        driver_instance_type: e
+            .driver_instance_type
+            .clone()
+            .unwrap_or(DEFAULT_DRIVER_INSTANCE.into()),
+    };
+    rt.block_on(aether_platform::emr_eks::EmrEksBackend::from_env(
+        e.region.clone().or(cfg.config.platform.emr.region.clone()),
+        settings,
+        ConfigFile::home().join("emr-eks/leases"),
+    ))
 }
 
 /// The EMR backend with the `platform.emr.*` settings.
@@ -182,8 +206,11 @@ fn emr_backend(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> aether_platfor
 fn log_wait(cfg: &ConfigFile, platform: PlatformArg) -> Duration {
     match platform {
         PlatformArg::Local => Duration::ZERO,
-        PlatformArg::Emr | PlatformArg::EmrEks => {
+        PlatformArg::Emr => {
             Duration::from_secs(cfg.config.platform.emr.cluster.log_wait_s.unwrap_or(600) as u64)
+        }
+        PlatformArg::EmrEks => {
+            Duration::from_secs(cfg.config.platform.emr_eks.log_wait_s.unwrap_or(600) as u64)
         }
     }
 }
@@ -220,6 +247,8 @@ pub struct StepSource {
     pub job: Option<JobDefinition>,
     /// The step's hours times its cluster's hourly price.
     pub cost_usd: Option<f64>,
+    /// Its executors' idle capacity (as a GPU run's: `executor_idle` summed).
+    pub idle: Option<serde_json::Value>,
 }
 
 /// The event log and job of step `step_id` of EMR cluster `cluster_id`: DescribeStep, the YARN
@@ -263,12 +292,14 @@ pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<
         .ok()
         .zip(step.start_ms.zip(step.end_ms))
         .and_then(|(c, (s, e))| run_cost(cfg, &c, e - s));
+    let idle = run_figures(&rt, &event_log).idle;
     Ok(StepSource {
         step,
         event_log,
         driver_log,
         job,
         cost_usd,
+        idle,
     })
 }
 
@@ -306,6 +337,9 @@ pub fn record_step_source(
         details: serde_json::json!({ "args": s.args }),
         ..Default::default()
     };
+    if let Some(idle) = &src.idle {
+        run.details["idle"] = idle.clone();
+    }
     run.run_id = h.start_run(&run)?;
     h.finish_run(&run)?;
     Ok(())
@@ -384,23 +418,24 @@ fn print_cluster(c: &ClusterInfo) {
 
 pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
-    if a.platform == PlatformArg::EmrEks {
-        return match a.action {
-            ClusterAction::Create {
-                cluster_shape_id,
-                output,
-                apply,
-                ..
-            } => {
-                let shape = cluster_shape_id
-                    .ok_or_else(|| anyhow!("--cluster_shape_id is needed to size the capacity"))?;
-                crate::eks::create_capacity(&cfg, shape, output, apply)
-            }
-            _ => bail!(
-                "EMR on EKS: `cluster create` writes the Karpenter capacity; listing, describing and \
-                 terminating are kubectl's (kubectl get nodepools) and runs are not built yet"
-            ),
-        };
+    // EMR on EKS without a virtual cluster: the capacity only (for a platform team to apply)
+    if a.platform == PlatformArg::EmrEks
+        && cfg.config.platform.emr_eks.virtual_cluster_id.is_none()
+        && let ClusterAction::Create {
+            cluster_shape_id,
+            output,
+            apply,
+            ..
+        } = a.action
+    {
+        let shape = cluster_shape_id
+            .ok_or_else(|| anyhow!("--cluster_shape_id is needed to size the capacity"))?;
+        let code = crate::eks::create_capacity(&cfg, shape, output, apply)?;
+        eprintln!(
+            "(no platform.emr_eks.virtual_cluster_id: the capacity is written; runs need the \
+             virtual cluster they go to)"
+        );
+        return Ok(code);
     }
     let rt = runtime()?;
     let b = backend(a.platform, &cfg, &rt)?;
@@ -411,7 +446,8 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
             request_token,
             config_file,
             keep_cluster,
-            ..
+            output,
+            apply,
         } => {
             let mut h = History::open(&cfg.history_db())?;
             let o = CreateOpts {
@@ -420,6 +456,8 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 request_token,
                 config_file,
                 keep_cluster,
+                output,
+                apply,
             };
             match create_cluster(&cfg, &rt, b.as_ref(), a.platform, &mut h, &o)? {
                 Ok(c) => print_cluster(&c),
@@ -465,14 +503,21 @@ fn parse_conf(items: &[String]) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
-/// A finished run's figures from its event log: the app's duration (ms) and its executors'
-/// idle capacity (the `executor_idle` view summed: executors, allocated_ms, idle_ms,
-/// idle_ms_scale_to_zero_60s); `None` where the log cannot be read.
-fn run_figures(
-    rt: &tokio::runtime::Runtime,
-    event_log: &str,
-) -> (Option<i64>, Option<serde_json::Value>) {
-    let read = || -> Result<(Option<i64>, Option<serde_json::Value>)> {
+/// A finished run's figures from its event log.
+#[derive(Default)]
+pub(crate) struct Figures {
+    /// The application's duration.
+    pub duration_ms: Option<i64>,
+    /// Its executors' idle capacity (the `executor_idle` view summed: executors,
+    /// allocated_ms, idle_ms, idle_ms_scale_to_zero_60s).
+    pub idle: Option<serde_json::Value>,
+    /// Each executor's allocated time (what EMR on EKS bills as node time).
+    pub executor_ms: Vec<i64>,
+}
+
+/// The figures of a run's event log; none where the log cannot be read (said on stderr).
+pub(crate) fn run_figures(rt: &tokio::runtime::Runtime, event_log: &str) -> Figures {
+    let read = || -> Result<Figures> {
         let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
         if let Some(e) = ing.source_errors.first() {
             bail!("{}: {}", e.path, e.error);
@@ -485,7 +530,7 @@ fn run_figures(
             &["executor_idle"],
         ))?;
         let q = |sql: &str| rt.block_on(aether_engine::analyze::json_rows(&ctx, sql));
-        let duration = q("SELECT duration_ms FROM applications")?
+        let duration_ms = q("SELECT duration_ms FROM applications")?
             .first()
             .and_then(|r| r.get("duration_ms")?.as_i64());
         let idle = q(
@@ -498,15 +543,63 @@ fn run_figures(
         .next()
         .filter(|r| r.get("executors").and_then(|v| v.as_i64()).unwrap_or(0) > 0)
         .map(serde_json::Value::Object);
-        Ok((duration, idle))
+        let executor_ms = q("SELECT allocated_ms FROM executor_idle ORDER BY executor_id")?
+            .iter()
+            .filter_map(|r| r.get("allocated_ms")?.as_i64())
+            .collect();
+        Ok(Figures {
+            duration_ms,
+            idle,
+            executor_ms,
+        })
     };
     match read() {
         Ok(f) => f,
         Err(e) => {
             eprintln!("warning: {event_log}: {e:#}");
-            (None, None)
+            Figures::default()
         }
     }
+}
+
+/// What a run on EMR on EKS cost: its executors' node time at the GPU pool's price (spot from
+/// the prices file, else on-demand), the driver's on-demand node, the consolidateAfter tail.
+pub(crate) fn eks_run_cost(
+    cfg: &ConfigFile,
+    c: &ClusterInfo,
+    f: &Figures,
+) -> Option<aether_platform::emr_eks::EksCost> {
+    let e = &cfg.config.platform.emr_eks;
+    let file = e
+        .pricing_file
+        .as_deref()
+        .or(cfg.config.platform.emr.pricing_file.as_deref());
+    let catalog = aether_predict::cluster::Catalog::load(file.map(std::path::Path::new)).ok()?;
+    let region = e
+        .region
+        .as_deref()
+        .or(cfg.config.platform.emr.region.as_deref())
+        .unwrap_or("us-east-1");
+    let group = |role: &str| c.groups.iter().find(|g| g.role == role);
+    let exec = catalog.price(region, &group("EXECUTOR")?.instance_type)?;
+    let driver = catalog.price(region, &group("DRIVER")?.instance_type)?;
+    Some(aether_platform::emr_eks::eks_cost(
+        &aether_platform::emr_eks::EksCostInputs {
+            executor_ms: f.executor_ms.clone(),
+            executors_per_node: c
+                .spec
+                .tags
+                .get("aether:gpus-per-node")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1),
+            executor_spot_usd_per_hour: exec.spot_usd_per_hour,
+            executor_on_demand_usd_per_hour: exec.ec2_usd_per_hour,
+            // no EMR-on-EC2 uplift on EKS: EC2 prices
+            driver_usd_per_hour: driver.ec2_usd_per_hour,
+            driver_ms: f.duration_ms.unwrap_or(0),
+            consolidate_after_s: e.consolidate_after_s.unwrap_or(30),
+        },
+    ))
 }
 
 /// The writes of a CPU run, from its event log's plans (tables resolved as `validate` does).
@@ -581,10 +674,9 @@ pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         (None, Some(shape)) => {
             let o = CreateOpts {
                 shape_id: Some(shape),
-                local_cores: 0,
-                request_token: None,
                 config_file: a.config_file.clone(),
                 keep_cluster: a.keep_cluster,
+                ..Default::default()
             };
             match create_cluster(&cfg, &rt, b.as_ref(), a.platform, &mut h, &o)? {
                 Ok(c) => {
@@ -701,7 +793,12 @@ pub(crate) fn plan_run(
             })?;
             format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
         }
-        PlatformArg::EmrEks => bail!("runs on EMR on EKS are not built yet"),
+        PlatformArg::EmrEks => {
+            let base = cfg.config.platform.emr_eks.artifacts_path.as_deref().ok_or_else(|| {
+                anyhow!("platform.emr_eks.artifacts_path is not set: test runs write their outputs under it")
+            })?;
+            format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
+        }
     };
     let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix);
     if !sb.unmapped.is_empty() {
@@ -915,17 +1012,32 @@ pub(crate) fn execute_run(h: &mut History, s: &RunSpec<'_>, p: PlannedRun) -> Re
     if !log_errors.is_empty() {
         run.details["log_errors"] = serde_json::json!(log_errors);
     }
+    let mut figures = Figures::default();
     if completed && let Some(l) = run.event_log.as_deref() {
-        let (duration, idle) = run_figures(rt, l);
-        run.duration_ms = duration;
-        if let Some(idle) = idle {
-            run.details["idle"] = idle;
+        figures = run_figures(rt, l);
+        run.duration_ms = figures.duration_ms;
+        if let Some(idle) = &figures.idle {
+            run.details["idle"] = idle.clone();
         }
     }
     if run.duration_ms.is_none() {
         run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
     }
-    run.cost_usd = run.duration_ms.and_then(|d| run_cost(cfg, cluster, d));
+    let mut eks_cost = None;
+    if s.platform == PlatformArg::EmrEks {
+        if figures.duration_ms.is_none() {
+            // no event log (a failed run): its wall time as the driver's and one executor's
+            figures.duration_ms = run.duration_ms;
+            figures.executor_ms = run.duration_ms.into_iter().collect();
+        }
+        eks_cost = eks_run_cost(cfg, cluster, &figures);
+        if let Some(c) = &eks_cost {
+            run.cost_usd = Some(c.total_usd);
+            run.details["cost"] = serde_json::to_value(c)?;
+        }
+    } else {
+        run.cost_usd = run.duration_ms.and_then(|d| run_cost(cfg, cluster, d));
+    }
     h.finish_run(&run)?;
     println!(
         "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
@@ -935,7 +1047,20 @@ pub(crate) fn execute_run(h: &mut History, s: &RunSpec<'_>, p: PlannedRun) -> Re
         run.duration_ms.unwrap_or(0),
         run.event_log.as_deref().unwrap_or("-")
     );
-    if let Some(c) = run.cost_usd {
+    if let Some(c) = &eks_cost {
+        eprintln!(
+            "  cost: ${:.4} = executors ${:.4} ({:.4} node-h at ${:.3}/h, {}) + driver ${:.4} \
+             ({:.4} node-h on-demand) + consolidateAfter tail ${:.4}",
+            c.total_usd,
+            c.executor_usd,
+            c.executor_node_hours,
+            c.executor_usd_per_hour,
+            c.executor_price,
+            c.driver_usd,
+            c.driver_node_hours,
+            c.tail_usd
+        );
+    } else if let Some(c) = run.cost_usd {
         let spot = cluster.groups.iter().any(|g| g.market == "SPOT");
         eprintln!(
             "  cost: ${c:.4} (the run's hours x the cluster's nodes' hourly EC2 + EMR price{})",
@@ -1049,12 +1174,16 @@ async fn stopped() -> Stop {
 }
 
 /// What `cluster create` and a transient `submit` cluster are made from.
+#[derive(Default)]
 pub(crate) struct CreateOpts {
     pub(crate) shape_id: Option<i64>,
     pub(crate) local_cores: i64,
     pub(crate) request_token: Option<String>,
     pub(crate) config_file: Option<std::path::PathBuf>,
     pub(crate) keep_cluster: bool,
+    /// EMR on EKS: where the capacity manifests go, and whether kubectl applies them.
+    pub(crate) output: Option<std::path::PathBuf>,
+    pub(crate) apply: bool,
 }
 
 /// Create a cluster of a qualified shape (and the `--config_file` over it), recorded in the
@@ -1095,6 +1224,12 @@ pub(crate) fn create_cluster(
         spec.instance_count = shape["nodes"].as_i64().unwrap_or(1);
         spec.tags.insert("aether:job-id".into(), job.to_string());
         job_id = Some(job);
+        if platform == PlatformArg::EmrEks {
+            // the shape's NodePool and pod templates, which the lease's runs use
+            let w = crate::eks::write_capacity(cfg, id, o.output.clone(), o.apply, false)?;
+            spec.tags
+                .insert("aether:gpus-per-node".into(), w.gpus_per_node.to_string());
+        }
     } else if platform != PlatformArg::Local
         && spec
             .file
@@ -1157,5 +1292,112 @@ pub(crate) fn create_cluster(
             }
             Ok(Err(sig))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The EKS cost of a real standalone log whose executors were added and removed, against
+    /// the lifetimes read straight from its JSON events (ExecutorAdded until ExecutorRemoved,
+    /// else ApplicationEnd; the app from ApplicationStart to ApplicationEnd).
+    #[test]
+    fn eks_cost_of_a_log_with_executors_added_and_removed() {
+        let log = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/fixtures/analyze/app-20261130040123-0000.zstd"
+        );
+        let raw = zstd::decode_all(std::fs::File::open(log).unwrap()).unwrap();
+        let (mut added, mut removed) = (BTreeMap::new(), BTreeMap::new());
+        let (mut start, mut end) = (0i64, 0i64);
+        for line in String::from_utf8(raw).unwrap().lines() {
+            let e: serde_json::Value = serde_json::from_str(line).unwrap();
+            let ts = e["Timestamp"].as_i64();
+            match e["Event"].as_str().unwrap_or("") {
+                "SparkListenerExecutorAdded" => {
+                    added.insert(e["Executor ID"].as_str().unwrap().to_string(), ts.unwrap());
+                }
+                "SparkListenerExecutorRemoved" => {
+                    removed.insert(e["Executor ID"].as_str().unwrap().to_string(), ts.unwrap());
+                }
+                "SparkListenerApplicationStart" => start = ts.unwrap(),
+                "SparkListenerApplicationEnd" => end = ts.unwrap(),
+                _ => {}
+            }
+        }
+        assert!(!removed.is_empty(), "the fixture has executors removed");
+        let lifetimes: Vec<i64> = added
+            .iter()
+            .map(|(id, a)| removed.get(id).copied().unwrap_or(end) - a)
+            .collect();
+
+        let rt = runtime().unwrap();
+        let f = run_figures(&rt, log);
+        let mut got = f.executor_ms.clone();
+        let mut want = lifetimes.clone();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+        assert_eq!(f.duration_ms, Some(end - start));
+
+        let d = tempfile::tempdir().unwrap();
+        let prices = d.path().join("spot.csv");
+        std::fs::write(
+            &prices,
+            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour\n\
+             us-east-1,g4dn.2xlarge,0.752,0.188,0.2256\n",
+        )
+        .unwrap();
+        let mut cfg = ConfigFile::load(&d.path().join("config.toml")).unwrap();
+        cfg.config
+            .set(
+                "platform.emr_eks.pricing_file",
+                &prices.display().to_string(),
+            )
+            .unwrap();
+        cfg.config
+            .set("platform.emr_eks.consolidate_after_s", "45")
+            .unwrap();
+        let group = |role: &str, t: &str, market: &str| aether_platform::NodeGroup {
+            role: role.into(),
+            instance_type: t.into(),
+            count: 1,
+            market: market.into(),
+        };
+        let cluster = ClusterInfo {
+            cluster_id: "eks-1".into(),
+            backend: "emr-eks".into(),
+            state: aether_platform::ClusterState::Waiting,
+            spec: ClusterSpec::default(),
+            created_ms: 0,
+            ended_ms: None,
+            state_reason: None,
+            groups: vec![
+                group("DRIVER", "m5d.xlarge", "ON_DEMAND"),
+                group("EXECUTOR", "g4dn.2xlarge", "SPOT"),
+            ],
+        };
+        let c = eks_run_cost(&cfg, &cluster, &f).unwrap();
+        let h = |ms: i64| ms as f64 / 3_600_000.0;
+        let exec = h(lifetimes.iter().sum()) * 0.2256;
+        // the driver at m5d.xlarge's EC2 price (the catalog's), on-demand
+        let drv = h(end - start) * 0.226;
+        let tail = 45.0 / 3600.0 * (lifetimes.len() as f64 * 0.2256 + 0.226);
+        assert!((c.executor_usd - exec).abs() < 1e-12, "{c:?}");
+        assert!((c.driver_usd - drv).abs() < 1e-12, "{c:?}");
+        assert!((c.tail_usd - tail).abs() < 1e-12, "{c:?}");
+        assert!((c.total_usd - (exec + drv + tail)).abs() < 1e-12);
+        assert_eq!(c.executor_price, "spot");
+
+        // no spot price for the pool: on-demand EC2 (no EMR uplift on EKS)
+        let mut on_demand = cluster.clone();
+        on_demand.groups[1].instance_type = "g5.xlarge".into();
+        let c = eks_run_cost(&cfg, &on_demand, &f).unwrap();
+        assert!(c.executor_price.starts_with("on-demand"), "{c:?}");
+        assert!(
+            (c.executor_usd - h(lifetimes.iter().sum()) * 1.006).abs() < 1e-12,
+            "{c:?}"
+        );
     }
 }

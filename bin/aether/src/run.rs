@@ -133,9 +133,6 @@ impl Phases<'_> {
 
 pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     let cfg = load_settings(a.config.as_deref())?;
-    if a.backend == PlatformArg::EmrEks {
-        bail!("runs on EMR on EKS are not built yet (--backend local or emr)");
-    }
     if a.min_tuning_iterations < 1 {
         bail!("--min_tuning_iterations must be at least 1");
     }
@@ -216,11 +213,19 @@ pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         eprintln!("run: no job recommended for the GPU; nothing to tune");
     }
     // paid resources: asked for, unless --yes
-    if a.backend == PlatformArg::Emr && !gpu.is_empty() && !a.yes {
-        let msg = format!(
-            "run: this creates up to {} EMR GPU cluster(s), one per job, each terminated after its runs",
-            gpu.len()
-        );
+    if a.backend != PlatformArg::Local && !gpu.is_empty() && !a.yes {
+        let msg = if a.backend == PlatformArg::Emr {
+            format!(
+                "run: this creates up to {} EMR GPU cluster(s), one per job, each terminated after its runs",
+                gpu.len()
+            )
+        } else {
+            format!(
+                "run: this starts GPU job runs on EMR on EKS for {} job(s) (Karpenter launches their \
+                 nodes and removes them after consolidateAfter)",
+                gpu.len()
+            )
+        };
         if !std::io::stdin().is_terminal() {
             bail!("{msg}; pass --yes to create them");
         }
@@ -235,7 +240,7 @@ pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
     let platform = match a.backend {
         PlatformArg::Local => "local",
         PlatformArg::Emr => "emr",
-        PlatformArg::EmrEks => unreachable!("refused above"),
+        PlatformArg::EmrEks => "emr-eks",
     };
     let mut failed = 0;
     for (i, j) in gpu.iter().enumerate() {

@@ -586,10 +586,8 @@ pub fn cmd_tune(a: TuneArgs) -> Result<ExitCode> {
         (None, Some(shape)) => {
             let o = CreateOpts {
                 shape_id: Some(shape),
-                local_cores: 0,
-                request_token: None,
-                config_file: None,
                 keep_cluster: a.keep_cluster,
+                ..Default::default()
             };
             match create_cluster(&cfg, &rt, b.as_ref(), a.platform, &mut h, &o)? {
                 Ok(c) => (c, true),

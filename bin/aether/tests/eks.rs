@@ -1,7 +1,7 @@
 //! `aether cluster create --platform emr-eks`: the Karpenter capacity of a shape qualify
 //! recommended for a real log (the bundled sample), written as YAML files that fit Karpenter's
 //! v1 CRDs, the pod templates put in S3 (a local moto server), and the refusals: no EKS cluster
-//! set, kubectl missing for --apply (the files are still written), runs not built yet.
+//! set, kubectl missing for --apply (the files are still written), a lease that does not exist. (Runs themselves: `emr_eks_runs.rs`.)
 
 mod common;
 
@@ -184,18 +184,17 @@ fn capacity_manifests_for_a_qualified_shape() {
     let e = err(&o);
     assert!(e.contains("--apply: kubectl could not be run"), "{e}");
     assert!(pool_file.exists());
-    // runs are not built yet: said, nothing started
+    // a lease aether never made: said
     let o = aether(&[
-        "submit",
+        "cluster",
+        "describe",
         "--platform",
         "emr-eks",
-        "--config_id",
-        "1",
         "--cluster_id",
         "eks-1",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("not built yet"), "{}", err(&o));
+    assert!(err(&o).contains("unknown cluster eks-1"), "{}", err(&o));
     let o = aether(&[
         "cluster",
         "create",

@@ -30,16 +30,6 @@ fn settings(home: &Path) {
     .unwrap();
 }
 
-fn wait_step(emu: &common::Emulator, cluster: &str, step: &str) -> String {
-    emu.boto(&format!(
-        "for _ in range(600):\n\
-         \x20   st = emr.describe_step(ClusterId='{cluster}', StepId='{step}')['Step']['Status']['State']\n\
-         \x20   if st not in ('PENDING', 'RUNNING'): break\n\
-         \x20   time.sleep(0.5)\n\
-         print(st)"
-    ))
-}
-
 #[test]
 fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     let emu = common::start_emulator(1.0);
@@ -67,7 +57,7 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
         job = job.display()
     ));
     let (cpu_cluster, cpu_step) = ids.split_once(' ').unwrap();
-    assert_eq!(wait_step(&emu, cpu_cluster, cpu_step), "COMPLETED");
+    assert_eq!(emu.wait_step(cpu_cluster, cpu_step), "COMPLETED");
     let prod_before = emu.boto(
         "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
     );

@@ -101,8 +101,26 @@ pub struct EmrEks {
     pub availability_zone: Option<String>,
     /// Seconds an empty node is kept before Karpenter removes it.
     pub consolidate_after_s: Option<i64>,
-    /// Where aether puts the pod templates of its runs.
+    /// Where aether puts the pod templates (and the sandboxed outputs) of its runs.
     pub artifacts_path: Option<String>,
+    /// The EMR on EKS virtual cluster the runs go to.
+    pub virtual_cluster_id: Option<String>,
+    /// The IAM role of the job runs.
+    pub execution_role_arn: Option<String>,
+    /// The Kubernetes namespace of the virtual cluster (checked against it).
+    pub namespace: Option<String>,
+    /// The RAPIDS release label of the runs, e.g. `emr-7.9.0-spark-rapids-latest`.
+    pub release_label: Option<String>,
+    /// Where the runs write their Spark event logs (`s3://…`).
+    pub spark_event_log_dir: Option<String>,
+    /// The runs' S3 monitoring log URI (driver and executor logs).
+    pub log_path: Option<String>,
+    /// The instance type the driver pod's node is priced at.
+    pub driver_instance_type: Option<String>,
+    /// A prices CSV with spot prices (`spot_usd_per_hour`) over the catalog's.
+    pub pricing_file: Option<String>,
+    /// How long a finished run's logs are waited for in S3.
+    pub log_wait_s: Option<i64>,
 }
 
 /// `[platform.emr]`.
@@ -173,6 +191,12 @@ pub enum Kind {
     InstanceTypes,
     /// An EMR 7 release label, `emr-7.N.N`.
     EmrRelease,
+    /// An EMR on EKS release label, `emr-N.N.N-[spark-rapids-]latest|YYYYMMDD`.
+    EksRelease,
+    /// One EC2 instance type, `family.size`.
+    InstanceType,
+    /// An IAM role ARN.
+    RoleArn,
     /// Whole seconds within a range.
     Seconds(i64, i64),
     /// A name: letters, digits and `-_.:/@`, no spaces.
@@ -192,6 +216,11 @@ impl Kind {
                 "EC2 GPU instance types or families, comma-separated, such as g5.xlarge,g6".into()
             }
             Kind::EmrRelease => "an EMR 7 release label such as emr-7.9.0".into(),
+            Kind::EksRelease => {
+                "an EMR on EKS release label such as emr-7.9.0-spark-rapids-latest".into()
+            }
+            Kind::InstanceType => "an EC2 instance type such as m5d.xlarge".into(),
+            Kind::RoleArn => "an IAM role ARN such as arn:aws:iam::123456789012:role/name".into(),
             Kind::Seconds(lo, hi) => format!("whole seconds from {lo} to {hi}"),
             Kind::Name => "a name of letters, digits and -_.:/@ (no spaces)".into(),
         }
@@ -294,7 +323,52 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         key: "platform.emr_eks.artifacts_path",
         kind: Kind::S3Url,
-        doc: "where aether puts the pod templates of its EMR on EKS runs",
+        doc: "where aether puts the pod templates and sandboxed outputs of its EMR on EKS runs",
+    },
+    KeySpec {
+        key: "platform.emr_eks.virtual_cluster_id",
+        kind: Kind::Name,
+        doc: "the EMR on EKS virtual cluster the GPU test runs go to",
+    },
+    KeySpec {
+        key: "platform.emr_eks.execution_role_arn",
+        kind: Kind::RoleArn,
+        doc: "the IAM role of the job runs",
+    },
+    KeySpec {
+        key: "platform.emr_eks.namespace",
+        kind: Kind::Name,
+        doc: "the Kubernetes namespace of the virtual cluster (checked against it)",
+    },
+    KeySpec {
+        key: "platform.emr_eks.release_label",
+        kind: Kind::EksRelease,
+        doc: "the RAPIDS release of the runs; default emr-7.9.0-spark-rapids-latest",
+    },
+    KeySpec {
+        key: "platform.emr_eks.spark_event_log_dir",
+        kind: Kind::S3Url,
+        doc: "where the runs write their Spark event logs",
+    },
+    KeySpec {
+        key: "platform.emr_eks.log_path",
+        kind: Kind::S3Url,
+        doc: "the runs' S3 monitoring log URI (driver and executor logs)",
+    },
+    KeySpec {
+        key: "platform.emr_eks.driver_instance_type",
+        kind: Kind::InstanceType,
+        doc: "the on-demand instance the driver pod is priced at; default m5d.xlarge",
+    },
+    KeySpec {
+        key: "platform.emr_eks.pricing_file",
+        kind: Kind::ExistingFile,
+        doc: "a prices CSV (with spot_usd_per_hour) over the catalog; default platform.emr.pricing_file",
+    },
+    KeySpec {
+        key: "platform.emr_eks.log_wait_s",
+        kind: Kind::Seconds(0, 3600),
+        doc: "how long a finished run's logs are waited for in S3; default 600",
     },
 ];
 
@@ -410,6 +484,42 @@ fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
                 p.len() == 2
                     && p.iter()
                         .all(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+            });
+            if !ok {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::EksRelease => {
+            let ok = v.strip_prefix("emr-").is_some_and(|r| {
+                let (ver, tag) = r.split_once('-').unwrap_or((r, ""));
+                let p: Vec<&str> = ver.split('.').collect();
+                let tag = tag.strip_prefix("spark-rapids-").unwrap_or(tag);
+                p.len() == 3
+                    && p.iter()
+                        .all(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+                    && (tag == "latest"
+                        || (tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_digit())))
+            });
+            if !ok {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::InstanceType => {
+            if !(is_instance_type(v) && v.contains('.')) {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::RoleArn => {
+            let ok = v.strip_prefix("arn:").is_some_and(|r| {
+                let p: Vec<&str> = r.splitn(5, ':').collect();
+                p.len() == 5
+                    && p[1] == "iam"
+                    && p[3].len() == 12
+                    && p[3].bytes().all(|b| b.is_ascii_digit())
+                    && p[4].strip_prefix("role/").is_some_and(|n| !n.is_empty())
             });
             if !ok {
                 return Err(bad());
@@ -674,6 +784,25 @@ mod tests {
             .unwrap();
         c.set("platform.emr.release_label", "emr-7.10.0").unwrap();
         c.set("platform.emr.cluster.idle_timeout_s", "900").unwrap();
+        for (k, v) in [
+            (
+                "platform.emr_eks.release_label",
+                "emr-7.9.0-spark-rapids-latest",
+            ),
+            ("platform.emr_eks.release_label", "emr-6.13.0-20230808"),
+            (
+                "platform.emr_eks.execution_role_arn",
+                "arn:aws:iam::123456789012:role/emr-eks-job",
+            ),
+            (
+                "platform.emr_eks.virtual_cluster_id",
+                "a1b2c3d4e5f6g7h8i9j0k1l2m",
+            ),
+            ("platform.emr_eks.driver_instance_type", "m6i.xlarge"),
+        ] {
+            c.set(k, v).unwrap();
+            assert_eq!(c.get(k).unwrap().as_deref(), Some(v));
+        }
         assert_eq!(c.platform.emr.cluster.idle_timeout_s, Some(900));
         let text = c.to_toml();
         let back = Config::from_toml(&text, "x").unwrap();
@@ -712,6 +841,18 @@ mod tests {
             ("platform.emr.cluster.idle_timeout_s", "30"),
             ("platform.emr.cluster.idle_timeout_s", "1h"),
             ("platform.emr.cluster.log_wait_s", "-1"),
+            ("platform.emr_eks.release_label", "emr-7.9.0"),
+            ("platform.emr_eks.release_label", "emr-7.9.0-spark-rapids"),
+            ("platform.emr_eks.release_label", "emr-7.9-latest"),
+            (
+                "platform.emr_eks.execution_role_arn",
+                "EMRContainers-JobExecutionRole",
+            ),
+            (
+                "platform.emr_eks.execution_role_arn",
+                "arn:aws:iam::12345:role/x",
+            ),
+            ("platform.emr_eks.driver_instance_type", "m5d"),
         ] {
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains("expected"), "{k}={v}: {e}");

@@ -181,7 +181,7 @@ impl JobDefinition {
 
 /// Words of a command line: blanks separate them; single and double quotes group (as a shell
 /// would, without expansions). `sun.java.command` has no quotes, a user's `--job` may.
-fn split_words(s: &str) -> Vec<String> {
+pub(crate) fn split_words(s: &str) -> Vec<String> {
     let (mut out, mut cur, mut quote, mut any) = (Vec::new(), String::new(), None, false);
     for c in s.chars() {
         match (quote, c) {

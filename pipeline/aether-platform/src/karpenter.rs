@@ -146,7 +146,8 @@ pub fn manifests(c: &Capacity) -> Result<Vec<(String, Value)>, String> {
     });
     let mut driver_req = vec![
         requirement("karpenter.k8s.aws/instance-category", "In", &["m"]),
-        requirement("karpenter.k8s.aws/instance-generation", "Gt", &["5"]),
+        // 5th generation and later (m5d.xlarge, the driver's price, among them)
+        requirement("karpenter.k8s.aws/instance-generation", "Gt", &["4"]),
         requirement("karpenter.k8s.aws/instance-cpu", "In", &["4", "8"]),
         // the driver and the job submitter are never on spot
         requirement("karpenter.sh/capacity-type", "In", &["on-demand"]),

@@ -3,7 +3,7 @@
 //! Owns: the [`ClusterBackend`] trait (create, describe, list and terminate a cluster; submit a
 //! step, poll it, cancel it, find its event log and driver log), its backends ([`local`]: this
 //! machine's Spark; [`emr`]: EMR clusters and steps), the job definition a step re-runs
-//! ([`jobdef`]), the poll loop with backoff and a deadline ([`wait_step`]) that every command uses
+//! ([`jobdef`]), [`emr_eks`]: EMR on EKS job runs on Karpenter capacity, the poll loop with backoff and a deadline ([`wait_step`]) that every command uses
 //! instead of the SDK waiters, and reading a step's logs ([`log_tail`]).
 //!
 //! Does not own: the job history (aether-core) or reading the logs a run leaves (aether-ingest).
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub mod clusterfile;
 pub mod emr;
+pub mod emr_eks;
 pub mod jobdef;
 pub mod k8s_schema;
 pub mod karpenter;

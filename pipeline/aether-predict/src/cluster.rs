@@ -45,6 +45,10 @@ pub struct Instance {
 pub struct Price {
     pub ec2_usd_per_hour: f64,
     pub emr_usd_per_hour: f64,
+    /// The EC2 spot price, where a prices file gives one (`spot_usd_per_hour`); EMR on EKS
+    /// prices spot executor nodes with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_usd_per_hour: Option<f64>,
 }
 
 impl Price {
@@ -86,6 +90,8 @@ fn parse_prices(
         col("ec2_usd_per_hour")?,
         col("emr_usd_per_hour")?,
     );
+    // optional: spot prices (EMR on EKS executor nodes)
+    let cs = h.iter().position(|c| c == "spot_usd_per_hour");
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
         let rec = rec.with_context(|| format!("prices {file}:{line}"))?;
@@ -99,6 +105,10 @@ fn parse_prices(
         let price = Price {
             ec2_usd_per_hour: num(ce, "ec2_usd_per_hour")?,
             emr_usd_per_hour: num(cm, "emr_usd_per_hour")?,
+            spot_usd_per_hour: match cs.and_then(|c| rec.get(c)).filter(|v| !v.is_empty()) {
+                Some(_) => Some(num(cs.unwrap_or(0), "spot_usd_per_hour")?),
+                None => None,
+            },
         };
         let region = rec.get(cr).unwrap_or("").to_string();
         let inst = rec.get(ci).unwrap_or("").to_string();
@@ -540,6 +550,51 @@ mod tests {
         );
         assert_eq!(r.recommended.instance, "g6.4xlarge");
         assert!(r.price_source.contains("p.csv"));
+    }
+
+    #[test]
+    fn spot_prices_are_an_optional_column() {
+        let cat = Catalog::load(None).unwrap();
+        assert_eq!(
+            cat.price("us-east-1", "g4dn.2xlarge")
+                .unwrap()
+                .spot_usd_per_hour,
+            None
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("spot.csv");
+        std::fs::write(
+            &p,
+            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour
+             us-east-1,g4dn.2xlarge,0.752,0.188,0.30
+us-east-1,g5.xlarge,1.006,0.252,
+",
+        )
+        .unwrap();
+        let cat = Catalog::load(Some(&p)).unwrap();
+        let g4 = cat.price("us-east-1", "g4dn.2xlarge").unwrap();
+        assert_eq!(
+            (g4.ec2_usd_per_hour, g4.spot_usd_per_hour),
+            (0.752, Some(0.30))
+        );
+        assert_eq!(
+            cat.price("us-east-1", "g5.xlarge")
+                .unwrap()
+                .spot_usd_per_hour,
+            None
+        );
+        std::fs::write(
+            &p,
+            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour
+             us-east-1,g4dn.2xlarge,0.752,0.188,-1
+",
+        )
+        .unwrap();
+        let e = Catalog::load(Some(&p)).err().unwrap().to_string();
+        assert!(
+            e.contains("spot.csv:2") && e.contains("spot_usd_per_hour"),
+            "{e}"
+        );
     }
 
     #[test]

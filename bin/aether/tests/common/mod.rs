@@ -155,17 +155,29 @@ impl Emulator {
         self.control("faults", Some(f));
     }
 
+    /// An EMR step's state once it has ended (polled through boto3).
+    pub fn wait_step(&self, cluster: &str, step: &str) -> String {
+        self.boto(&format!(
+            "for _ in range(600):\n\
+             \x20   st = emr.describe_step(ClusterId='{cluster}', StepId='{step}')['Step']['Status']['State']\n\
+             \x20   if st not in ('PENDING', 'RUNNING'): break\n\
+             \x20   time.sleep(0.5)\n\
+             print(st)"
+        ))
+    }
+
     pub fn state(&self) -> serde_json::Value {
         self.control("state", None)
     }
 
-    /// Run a boto3 script against the emulator (`s3` and `emr` clients are defined); its stdout.
+    /// Run a boto3 script against the emulator (`s3`, `emr` and `eks` (emr-containers) clients are
+    /// defined); its stdout.
     pub fn boto(&self, script: &str) -> String {
         let ep = &self.endpoint;
         let o = Command::new("python3")
             .arg("-c")
             .arg(format!(
-                "import boto3, json, time\nkw = dict(endpoint_url='{ep}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\ns3 = boto3.client('s3', **kw)\nemr = boto3.client('emr', **kw)\n{script}"
+                "import boto3, json, time\nkw = dict(endpoint_url='{ep}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\ns3 = boto3.client('s3', **kw)\nemr = boto3.client('emr', **kw)\neks = boto3.client('emr-containers', **kw)\n{script}"
             ))
             .output()
             .unwrap();

@@ -1,0 +1,482 @@
+//! GPU test runs on EMR on EKS end to end against the project's emulator (moto's emr-containers
+//! and S3 over the wire, job runs executed by the emulator's ticker with the local Spark; never
+//! real AWS): a CPU job that ran as an EMR step is qualified from its step id, then re-run as an
+//! EMR on EKS job run on a capacity lease of qualify's shape — the Karpenter capacity written,
+//! the pod templates in S3, StartJobRun with the RAPIDS release label and the run's confs, the
+//! event log `spark-<jobRunId>` fetched, the run recorded with its EKS cost and idle capacity —
+//! then a failed run, a StartJobRun whose answer is lost (one run, by its client token), a run
+//! cancelled by Ctrl-C, and the lease ended with nothing left running.
+
+mod common;
+
+use common::{err, out};
+
+const JOB: &str = r#"
+import sys
+from pyspark.sql import SparkSession
+s = SparkSession.builder.appName("eks-etl").getOrCreate()
+df = s.read.csv(sys.argv[1], header=True, inferSchema=True)
+df.groupBy("k").sum("v").write.mode("overwrite").parquet(sys.argv[2])
+s.stop()
+"#;
+
+const ROLE: &str = "arn:aws:iam::123456789012:role/emr-eks-gpu-job";
+
+fn job_runs(emu: &common::Emulator) -> serde_json::Map<String, serde_json::Value> {
+    emu.state()["job_runs"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn run_row(db: &rusqlite::Connection, step: &str) -> (String, Option<String>, String) {
+    db.query_row(
+        "SELECT status, failure_reason, details_json FROM runs WHERE step_id = ?1",
+        [step],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .unwrap()
+}
+
+#[test]
+fn gpu_test_runs_on_emr_on_eks() {
+    let emu = common::start_emulator(1.0);
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let job = d.path().join("job.py");
+    std::fs::write(&job, JOB).unwrap();
+
+    // production: data and code in S3, a CPU EMR cluster whose event logs go to s3://logs/cpu;
+    // the platform team's EMR on EKS virtual cluster on namespace spark-gpu
+    let ids = emu.boto(&format!(
+        "for b in ('data', 'code', 'logs', 'art'): s3.create_bucket(Bucket=b)\n\
+         s3.put_object(Bucket='data', Key='in/part-0.csv', Body=b'k,v\\na,1\\nb,2\\na,3\\nc,4\\n')\n\
+         s3.upload_file('{job}', 'code', 'jobs/etl.py')\n\
+         c = emr.run_job_flow(Name='prod-etl', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/emr/',\n\
+           Instances={{'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'SlaveInstanceType': 'm5d.2xlarge', 'InstanceCount': 3}},\n\
+           Configurations=[{{'Classification': 'spark-defaults', 'Properties': {{'spark.eventLog.dir': 's3://logs/cpu/'}}}}],\n\
+           JobFlowRole='EMR_EC2_DefaultRole', ServiceRole='EMR_DefaultRole')\n\
+         s = emr.add_job_flow_steps(JobFlowId=c['JobFlowId'], Steps=[{{'Name': 'etl', 'ActionOnFailure': 'CONTINUE',\n\
+           'HadoopJarStep': {{'Jar': 'command-runner.jar', 'Args': ['spark-submit', '--deploy-mode', 'cluster',\n\
+             '--conf', 'spark.sql.shuffle.partitions=8', 's3://code/jobs/etl.py', 's3://data/in/', 's3://data/out/agg']}}}}])\n\
+         vc = eks.create_virtual_cluster(name='gpu-tests', containerProvider={{'id': 'analytics', 'type': 'EKS',\n\
+           'info': {{'eksInfo': {{'namespace': 'spark-gpu'}}}}}})['id']\n\
+         print(c['JobFlowId'], s['StepIds'][0], vc)",
+        job = job.display()
+    ));
+    let ids: Vec<&str> = ids.split(' ').collect();
+    let (cpu_cluster, cpu_step, vc) = (ids[0], ids[1], ids[2]);
+    assert_eq!(emu.wait_step(cpu_cluster, cpu_step), "COMPLETED");
+    let prod = || {
+        emu.boto("print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))")
+    };
+    let prod_before = prod();
+
+    // the EKS user's settings, through `config set` (each key checked)
+    let prices = d.path().join("spot.csv");
+    let set = |k: &str, v: &str| {
+        let o = common::aether(&home, &["config", "set", k, v]);
+        assert!(o.status.success(), "config set {k} {v}: {}", err(&o));
+    };
+    for (k, v) in [
+        ("platform.emr.region", "us-east-1"),
+        ("platform.emr_eks.region", "us-east-1"),
+        ("platform.emr_eks.virtual_cluster_id", vc),
+        ("platform.emr_eks.execution_role_arn", ROLE),
+        ("platform.emr_eks.namespace", "spark-gpu"),
+        ("platform.emr_eks.eks_cluster_name", "analytics"),
+        ("platform.emr_eks.artifacts_path", "s3://art/eks"),
+        (
+            "platform.emr_eks.spark_event_log_dir",
+            "s3://logs/eks-spark",
+        ),
+        ("platform.emr_eks.log_path", "s3://logs/eks"),
+        ("platform.emr_eks.log_wait_s", "20"),
+        ("platform.emr_eks.consolidate_after_s", "30"),
+    ] {
+        set(k, v);
+    }
+
+    // 1. qualify the CPU step: its job, a GPU shape, an AutoTuner config; its idle capacity
+    let o = emu
+        .aether(&home)
+        .args([
+            "qualify",
+            "--platform_job_id",
+            cpu_step,
+            "--cluster_id",
+            cpu_cluster,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let (job_id, shape, config, instance): (i64, i64, i64, String) = db
+        .query_row(
+            "SELECT q.job_id, q.qualification_id, c.config_id,
+                    json_extract(q.gpu_cluster_json, '$.shape.instance')
+             FROM qualifications q JOIN configs c USING (job_id) WHERE c.source = 'qualify'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    let cpu_idle: String = db
+        .query_row(
+            "SELECT json_extract(details_json, '$.idle') FROM runs WHERE kind = 'cpu-original'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let cpu_idle: serde_json::Value = serde_json::from_str(&cpu_idle).unwrap();
+    assert!(
+        cpu_idle["allocated_ms"].as_i64().unwrap() >= cpu_idle["idle_ms"].as_i64().unwrap(),
+        "{cpu_idle}"
+    );
+    // a spot price for the shape's instance (the catalog has on-demand prices only)
+    std::fs::write(
+        &prices,
+        format!(
+            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour\nus-east-1,{instance},1.0,0.25,0.31\n"
+        ),
+    )
+    .unwrap();
+    set(
+        "platform.emr_eks.pricing_file",
+        &prices.display().to_string(),
+    );
+
+    // 2. submit on a lease of the shape, made for the run and ended after it
+    let o = emu
+        .aether(&home)
+        .args([
+            "submit",
+            "--platform",
+            "emr-eks",
+            "--config_id",
+            &config.to_string(),
+            "--cluster_shape_id",
+            &shape.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let (status, run_id, lease, event_log, duration_ms, cost, details, backend): (
+        String,
+        String,
+        String,
+        String,
+        i64,
+        f64,
+        String,
+        String,
+    ) = db
+        .query_row(
+            "SELECT status, step_id, cluster_id, event_log, duration_ms, cost_usd, details_json, backend
+             FROM runs WHERE kind = 'gpu-test'",
+            [],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), backend.as_str()),
+        ("COMPLETED", "emr-eks")
+    );
+    assert_eq!(event_log, format!("s3://logs/eks-spark/spark-{run_id}"));
+    // what aether asked EMR on EKS for
+    let runs = job_runs(&emu);
+    let r = &runs[&run_id];
+    assert_eq!(r["release_label"], "emr-7.9.0-spark-rapids-latest");
+    assert_eq!(r["role"], ROLE);
+    assert_eq!(r["virtual_cluster"], vc);
+    assert_eq!(r["tags"]["aether:lease"], lease.as_str());
+    assert_eq!(r["tags"]["aether:job-id"], job_id.to_string());
+    let drv = &r["driver"]["sparkSubmitJobDriver"];
+    assert_eq!(drv["entryPoint"], "s3://code/jobs/etl.py");
+    let sandbox_arg = drv["entryPointArguments"][1].as_str().unwrap().to_string();
+    assert_eq!(drv["entryPointArguments"][0], "s3://data/in/");
+    assert!(
+        sandbox_arg.starts_with(&format!("s3://art/eks/sandbox/job{job_id}-")),
+        "{sandbox_arg}"
+    );
+    let params = drv["sparkSubmitParameters"].as_str().unwrap();
+    for want in [
+        "spark.plugins=com.nvidia.spark.SQLPlugin",
+        "spark.executor.resource.gpu.vendor=nvidia.com",
+        "spark.executor.resource.gpu.amount=1",
+    ] {
+        assert!(params.contains(want), "{want} in {params}");
+    }
+    assert!(
+        !params.contains("--deploy-mode") && !params.contains("spark.eventLog"),
+        "{params}"
+    );
+    let app_conf = r["overrides"]["applicationConfiguration"]
+        .as_array()
+        .unwrap();
+    let class = |n: &str| {
+        app_conf
+            .iter()
+            .find(|c| c["classification"] == n)
+            .unwrap_or_else(|| panic!("{n} in {app_conf:?}"))["properties"]
+            .clone()
+    };
+    let templates = format!("s3://art/eks/pod-templates/shape-{shape}");
+    assert_eq!(
+        class("spark-defaults")["spark.kubernetes.driver.podTemplateFile"],
+        format!("{templates}/pod-template-driver.yaml")
+    );
+    assert_eq!(
+        class("spark-defaults")["spark.kubernetes.executor.podTemplateFile"],
+        format!("{templates}/pod-template-executor.yaml")
+    );
+    assert_eq!(
+        class("spark-defaults")["spark.eventLog.dir"],
+        "s3a://logs/eks-spark"
+    );
+    assert_eq!(
+        class("emr-job-submitter")["jobsubmitter.node.selector.karpenter.sh/capacity-type"],
+        "on-demand"
+    );
+    assert_eq!(
+        r["overrides"]["monitoringConfiguration"]["s3MonitoringConfiguration"]["logUri"],
+        "s3://logs/eks"
+    );
+    // the pod templates in S3: Pods on the shape's GPU NodePool and the on-demand driver pool
+    let pods = emu.boto(&format!(
+        "import yaml\nfor r in ('driver', 'executor'):\n\
+         \x20   print(json.dumps(yaml.safe_load(s3.get_object(Bucket='art', Key='eks/pod-templates/shape-{shape}/pod-template-' + r + '.yaml')['Body'].read())))"
+    ));
+    let pods: Vec<serde_json::Value> = pods
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        pods[0]["spec"]["nodeSelector"]["karpenter.sh/capacity-type"],
+        "on-demand"
+    );
+    assert_eq!(
+        pods[0]["metadata"]["annotations"]["karpenter.sh/do-not-disrupt"],
+        "true"
+    );
+    assert_eq!(
+        pods[1]["spec"]["nodeSelector"]["karpenter.sh/nodepool"],
+        format!("aether-gpu-shape-{shape}")
+    );
+    assert_eq!(pods[1]["spec"]["tolerations"][0]["key"], "nvidia.com/gpu");
+    // the capacity manifests, written for the platform team
+    let dir = home.join(format!("emr-eks/shape-{shape}"));
+    for f in [
+        "ec2nodeclass.yaml".to_string(),
+        format!("nodepool-aether-gpu-shape-{shape}.yaml"),
+        "nodepool-aether-driver.yaml".to_string(),
+    ] {
+        assert!(dir.join(&f).is_file(), "{f} in {}", dir.display());
+    }
+    // the duration is the run's application's, from its event log
+    let o = emu
+        .aether(&home)
+        .args([
+            "sql",
+            "--event_log",
+            &event_log,
+            "--format",
+            "json",
+            "SELECT app_id, duration_ms FROM applications",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let rows: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(rows[0]["app_id"], format!("spark-{run_id}"));
+    assert_eq!(rows[0]["duration_ms"].as_i64(), Some(duration_ms));
+    // the EKS cost: the executor (in the emulator's local Spark, the driver runs the tasks) at
+    // the spot price, the driver on m5d.xlarge on-demand (EC2 $0.226/h), a 30 s tail of each
+    let details: serde_json::Value = serde_json::from_str(&details).unwrap();
+    let c = &details["cost"];
+    assert_eq!(c["executor_price"], "spot");
+    assert_eq!(c["executor_usd_per_hour"].as_f64(), Some(0.31));
+    assert_eq!(c["driver_usd_per_hour"].as_f64(), Some(0.226));
+    let exec_ms = details["idle"]["allocated_ms"].as_i64().unwrap();
+    let expected = exec_ms as f64 / 3.6e6 * 0.31
+        + duration_ms as f64 / 3.6e6 * 0.226
+        + 30.0 / 3600.0 * (0.31 + 0.226);
+    assert!((cost - expected).abs() < 1e-9, "cost {cost} != {expected}");
+    assert!((c["total_usd"].as_f64().unwrap() - cost).abs() < 1e-12);
+    // the lease made for the run ended with it; production untouched, the output in the sandbox
+    assert_eq!(common::cluster_state(&db, &lease), "TERMINATED");
+    assert_eq!(prod(), prod_before, "production outputs untouched");
+    let sandbox = emu.boto(&format!(
+        "b, _, k = '{sandbox_arg}'[5:].partition('/')\nprint(sum(o['Key'].endswith('.parquet') for o in s3.list_objects_v2(Bucket=b, Prefix=k)['Contents']))"
+    ));
+    assert!(sandbox.parse::<i64>().unwrap() > 0, "{sandbox}");
+
+    // 3. a lease kept open for more runs
+    let o = emu
+        .aether(&home)
+        .args([
+            "cluster",
+            "create",
+            "--platform",
+            "emr-eks",
+            "--cluster_shape_id",
+            &shape.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let lease2 = out(&o).split('\t').next().unwrap().to_string();
+    assert!(out(&o).contains("WAITING"), "{}", out(&o));
+    let submit = |extra: &[&str]| {
+        let mut c = emu.aether(&home);
+        c.args([
+            "submit",
+            "--platform",
+            "emr-eks",
+            "--config_id",
+            &config.to_string(),
+            "--cluster_id",
+            &lease2,
+        ])
+        .args(extra);
+        c
+    };
+    let new_run = |before: &serde_json::Map<String, serde_json::Value>| -> Vec<String> {
+        job_runs(&emu)
+            .keys()
+            .filter(|k| !before.contains_key(*k))
+            .cloned()
+            .collect()
+    };
+
+    // 3a. a failed run: FAILED with EMR on EKS's reason and the driver's log
+    emu.control("steps", Some(serde_json::json!({"mode": "fail"})));
+    let before = job_runs(&emu);
+    let o = submit(&[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", out(&o), err(&o));
+    let made = new_run(&before);
+    assert_eq!(made.len(), 1);
+    let (status, reason, _) = run_row(&db, &made[0]);
+    assert_eq!(status, "FAILED");
+    let reason = reason.unwrap();
+    assert!(
+        reason.contains("USER_ERROR") && reason.contains("OutOfMemoryError"),
+        "{reason}"
+    );
+    let driver_log: String = db
+        .query_row(
+            "SELECT driver_log FROM runs WHERE step_id = ?1",
+            [&made[0]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        driver_log,
+        format!(
+            "s3://logs/eks/{vc}/jobs/{0}/containers/spark-{0}/spark-{0}-driver/stderr.gz",
+            made[0]
+        )
+    );
+    assert!(
+        err(&o).contains("| ") && err(&o).contains("OutOfMemoryError"),
+        "{}",
+        err(&o)
+    );
+
+    // 3b. StartJobRun's answer lost after the run was made: the retry (same client token)
+    // gets that run, not a second one
+    emu.control("steps", Some(serde_json::json!({"mode": "fail"})));
+    emu.fault(
+        serde_json::json!({"operation": "StartJobRun", "status": 500,
+        "code": "InternalServerException", "when": "after"}),
+    );
+    let calls = |e: &common::Emulator| e.state()["calls"]["StartJobRun"].as_i64().unwrap_or(0);
+    let (before, calls_before) = (job_runs(&emu), calls(&emu));
+    let o = submit(&[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", out(&o), err(&o));
+    let made = new_run(&before);
+    assert!(calls(&emu) >= calls_before + 2, "the call was retried");
+    assert_eq!(made.len(), 1, "one run for one client token: {made:?}");
+    assert_eq!(run_row(&db, &made[0]).0, "FAILED");
+
+    // 3c. Ctrl-C during a run: CancelJobRun, recorded INTERRUPTED, exit 130
+    emu.control("steps", Some(serde_json::json!({"mode": "hang"})));
+    let before = job_runs(&emu);
+    let mut guard = common::Interrupt(Some(submit(&[]).spawn().unwrap()));
+    let t = std::time::Instant::now();
+    let hung = loop {
+        let made = new_run(&before);
+        if let Some(id) = made.first()
+            && job_runs(&emu)[id]["state"] == "RUNNING"
+        {
+            break id.clone();
+        }
+        assert!(t.elapsed().as_secs() < 60, "no job run started");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let mut child = guard.0.take().unwrap();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(job_runs(&emu)[&hung]["state"], "CANCELLED");
+    let (status, reason, _) = run_row(&db, &hung);
+    assert_eq!(status, "INTERRUPTED", "{reason:?}");
+    assert!(
+        !emu.state()["alive_steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == hung.as_str()),
+        "the run's process is stopped"
+    );
+
+    // 4. the lease ended: nothing of it alive, no more runs on it
+    let o = emu
+        .aether(&home)
+        .args([
+            "cluster",
+            "terminate",
+            "--platform",
+            "emr-eks",
+            "--cluster_id",
+            &lease2,
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("TERMINATED"), "{}", out(&o));
+    assert_eq!(common::cluster_state(&db, &lease2), "TERMINATED");
+    assert!(
+        job_runs(&emu)
+            .values()
+            .all(|r| ["COMPLETED", "FAILED", "CANCELLED"].contains(&r["state"].as_str().unwrap())),
+        "{:?}",
+        job_runs(&emu)
+    );
+    let o = submit(&[]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(err(&o).contains("TERMINATED"), "{}", err(&o));
+    let o = emu
+        .aether(&home)
+        .args(["cluster", "list", "--platform", "emr-eks"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        out(&o).contains(&lease) && out(&o).contains(&lease2),
+        "{}",
+        out(&o)
+    );
+}

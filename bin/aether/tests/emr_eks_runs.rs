@@ -107,6 +107,13 @@ fn gpu_test_runs_on_emr_on_eks() {
             cpu_step,
             "--cluster_id",
             cpu_cluster,
+            // a tiny job: let qualify recommend it (so `aether run` tunes it below)
+            "--set",
+            "gpu_speedup_min=0.1",
+            "--set",
+            "category_small_min=0.1",
+            "--set",
+            "unsupported_pct_max=100",
         ])
         .output()
         .unwrap();
@@ -468,6 +475,105 @@ fn gpu_test_runs_on_emr_on_eks() {
     let o = submit(&[]).output().unwrap();
     assert!(!o.status.success());
     assert!(err(&o).contains("TERMINATED"), "{}", err(&o));
+    // 6. the whole workflow on EMR on EKS, unchanged: qualify (done), tune on a lease of the
+    // shape (ended after it), validate the best run's S3 outputs, the report
+    let cpu_log: String = db
+        .query_row(
+            "SELECT event_log FROM runs WHERE kind = 'cpu-original'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let before = job_runs(&emu);
+    let o = emu
+        .aether(&home)
+        .args([
+            "run",
+            "--event_log",
+            &cpu_log,
+            "--backend",
+            "emr-eks",
+            "--yes",
+            "--min_tuning_iterations",
+            "1",
+            "--max_tuning_iterations",
+            "1",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(0), "{}\n{e}", out(&o));
+    assert!(e.contains("1 log(s), 1 already qualified"), "{e}");
+    let tuned = new_run(&before);
+    assert_eq!(tuned.len(), 1, "{tuned:?}\n{e}");
+    // the best GPU run (the tuned one or the faster submit above) validated against production
+    let verdict: String = db
+        .query_row(
+            "SELECT v.verdict FROM validations v JOIN runs r ON r.run_id = v.gpu_run_id
+             WHERE r.backend = 'emr-eks' ORDER BY v.validation_id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(verdict, "PASS", "{e}");
+    let made: String = db
+        .query_row(
+            "SELECT cluster_id FROM runs WHERE step_id = ?1",
+            [&tuned[0]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(common::cluster_state(&db, &made), "TERMINATED");
+    assert_eq!(prod(), prod_before, "production outputs untouched");
+
+    // 5. the job's page: the EKS run's cost made up, idle capacity of the CPU run and the GPU run
+    let o = common::aether(
+        &home,
+        &[
+            "report",
+            "job",
+            "--aether_job_id",
+            &job_id.to_string(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let page: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let runs = page["runs"].as_array().unwrap();
+    let gpu = runs
+        .iter()
+        .find(|r| r["backend"] == "emr-eks" && r["status"] == "COMPLETED")
+        .unwrap();
+    assert_eq!(gpu["backend"], "emr-eks");
+    assert!(
+        gpu["cost_note"]
+            .as_str()
+            .unwrap()
+            .starts_with("executors $")
+            && gpu["cost_note"].as_str().unwrap().contains("spot $0.310/h"),
+        "{gpu}"
+    );
+    let exec_usd = c["executor_usd"].as_f64().unwrap();
+    let idle = &gpu["idle"];
+    let share = idle["idle_ms"].as_f64().unwrap() / idle["allocated_ms"].as_f64().unwrap();
+    assert!(
+        (idle["idle_cost_usd"].as_f64().unwrap() - exec_usd * share).abs() < 1e-12,
+        "the executors' idle share of their nodes' cost: {idle}"
+    );
+    let cpu = runs.iter().find(|r| r["kind"] == "cpu-original").unwrap();
+    assert_eq!(cpu["idle"]["allocated_ms"], cpu_idle["allocated_ms"]);
+    let o = common::aether(
+        &home,
+        &["report", "job", "--aether_job_id", &job_id.to_string()],
+    );
+    assert!(
+        out(&o).contains(&format!("run {} cost: executors $", gpu["run_id"])),
+        "{}",
+        out(&o)
+    );
+
     let o = emu
         .aether(&home)
         .args(["cluster", "list", "--platform", "emr-eks"])

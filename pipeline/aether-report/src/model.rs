@@ -142,6 +142,8 @@ pub struct RunRow {
     /// the run's cost, and what the run would have cost had idle executors been released after
     /// 60 s (scale to zero).
     pub idle: Option<Idle>,
+    /// How an EMR on EKS run's cost is made up (executor nodes, driver, consolidateAfter tail).
+    pub cost_note: Option<String>,
     /// What the tune loop decided after this run (what the run's profile proposed is the next
     /// run's config changes).
     pub decision: Option<String>,
@@ -151,6 +153,20 @@ pub struct RunRow {
     pub best: bool,
 }
 
+/// `executors $0.0300 (spot $0.310/h) + driver $0.0100 + tail $0.0040` from an EMR on EKS
+/// run's recorded cost.
+fn cost_note(c: &serde_json::Value) -> Option<String> {
+    let f = |k: &str| c[k].as_f64();
+    Some(format!(
+        "executors ${:.4} ({} ${:.3}/h) + driver ${:.4} (on-demand) + consolidateAfter tail ${:.4}",
+        f("executor_usd")?,
+        c["executor_price"].as_str().unwrap_or("?"),
+        f("executor_usd_per_hour")?,
+        f("driver_usd")?,
+        f("tail_usd")?
+    ))
+}
+
 /// A run's idle executor capacity.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Idle {
@@ -158,20 +174,24 @@ pub struct Idle {
     pub allocated_ms: i64,
     pub idle_ms: i64,
     pub idle_ms_scale_to_zero_60s: i64,
-    /// The run's cost × the executors' idle share.
+    /// The executors' cost × their idle share (on EMR on EKS the executor nodes' cost, on EMR
+    /// the run's: its nodes stay for the whole run).
     pub idle_cost_usd: Option<f64>,
     /// The run's cost with the idle time cut to 60 s per gap.
     pub scale_to_zero_cost_usd: Option<f64>,
 }
 
 impl Idle {
-    /// From a run's recorded figures (`details.idle`) and its cost.
-    fn of(v: &serde_json::Value, cost: Option<f64>) -> Option<Idle> {
+    /// From a run's recorded details (`idle`, and `cost` of an EMR on EKS run) and its cost.
+    fn of(details: &serde_json::Value, cost: Option<f64>) -> Option<Idle> {
+        let v = &details["idle"];
         let n = |k: &str| v[k].as_i64();
         let (allocated, idle) = (n("allocated_ms")?, n("idle_ms")?);
         let cut = n("idle_ms_scale_to_zero_60s").unwrap_or(idle);
+        // what the executors cost: on EKS their nodes' share, else the whole run's
+        let base = details["cost"]["executor_usd"].as_f64().or(cost);
         let share = |x: i64| {
-            cost.filter(|_| allocated > 0)
+            base.filter(|_| allocated > 0)
                 .map(|c| c * x as f64 / allocated as f64)
         };
         Some(Idle {
@@ -180,9 +200,7 @@ impl Idle {
             idle_ms: idle,
             idle_ms_scale_to_zero_60s: cut,
             idle_cost_usd: share(idle),
-            scale_to_zero_cost_usd: cost
-                .filter(|_| allocated > 0)
-                .map(|c| c - c * (idle - cut) as f64 / allocated as f64),
+            scale_to_zero_cost_usd: cost.zip(share(idle - cut)).map(|(c, saved)| c - saved),
         })
     }
     /// The idle share in percent.
@@ -614,7 +632,8 @@ pub fn job(h: &History, job_id: i64) -> Result<Option<JobDetail>> {
                 _ => None,
             },
             changed,
-            idle: Idle::of(&r.details["idle"], r.cost_usd),
+            idle: Idle::of(&r.details, r.cost_usd),
+            cost_note: cost_note(&r.details["cost"]),
             decision: decisions.get(&r.run_id).cloned(),
             failure_reason: r.failure_reason.clone(),
             validation: j
@@ -786,4 +805,34 @@ pub fn validation_report(h: &History, since_ms: i64) -> Result<ValidationReport>
         fail,
         all: period,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_capacity_of_an_emr_run_and_of_an_emr_on_eks_run() {
+        let idle = serde_json::json!({"executors": 2, "allocated_ms": 1000,
+                                      "idle_ms": 400, "idle_ms_scale_to_zero_60s": 100});
+        // EMR: the nodes stay for the run, its whole cost is shared by idle time
+        let i = Idle::of(&serde_json::json!({ "idle": idle }), Some(10.0)).unwrap();
+        assert_eq!(i.idle_cost_usd, Some(4.0));
+        assert!((i.scale_to_zero_cost_usd.unwrap() - 7.0).abs() < 1e-12);
+        assert!((i.pct() - 40.0).abs() < 1e-12);
+        // EKS: only the executor nodes' cost is idle; the driver's and the tail are not
+        let d = serde_json::json!({"idle": idle, "cost": {"executor_usd": 6.0, "driver_usd": 3.0,
+            "tail_usd": 1.0, "total_usd": 10.0, "executor_price": "spot", "executor_usd_per_hour": 0.31}});
+        let i = Idle::of(&d, Some(10.0)).unwrap();
+        assert!((i.idle_cost_usd.unwrap() - 2.4).abs() < 1e-12);
+        assert!((i.scale_to_zero_cost_usd.unwrap() - (10.0 - 6.0 * 0.3)).abs() < 1e-12);
+        assert_eq!(
+            cost_note(&d["cost"]).as_deref(),
+            Some(
+                "executors $6.0000 (spot $0.310/h) + driver $3.0000 (on-demand) + consolidateAfter tail $1.0000"
+            )
+        );
+        assert_eq!(cost_note(&serde_json::Value::Null), None);
+        assert!(Idle::of(&serde_json::json!({}), Some(1.0)).is_none());
+    }
 }

@@ -475,6 +475,16 @@ pub fn job_text(d: &JobDetail, md: bool) -> String {
     out.push_str(&h("Runs"));
     let t = runs_table(d);
     out.push_str(&if md { t.markdown() } else { t.text() });
+    // how an EMR on EKS run's cost is made up
+    for r in &d.runs {
+        if let Some(n) = &r.cost_note {
+            out.push_str(&format!(
+                "{}run {} cost: {n}\n",
+                if md { "\n- " } else { "" },
+                r.run_id
+            ));
+        }
+    }
     // each run's config changes in full (a table cell would cut them)
     let changed: Vec<_> = d.runs.iter().filter(|r| !r.changed.is_empty()).collect();
     if !changed.is_empty() {

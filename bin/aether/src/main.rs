@@ -113,6 +113,10 @@ struct Common {
     /// Endpoint of an S3-compatible store (e.g. http://127.0.0.1:5000).
     #[arg(long = "s3-endpoint", alias = "s3_endpoint")]
     s3_endpoint: Option<String>,
+    /// Only shard i of n of the logs (0 <= i < n), by a stable hash of each log's path or URL:
+    /// n runners given the same inputs read each log exactly once between them.
+    #[arg(long)]
+    shard: Option<aether_ingest::Shard>,
 }
 
 impl Common {
@@ -123,6 +127,7 @@ impl Common {
                 region: self.region.clone(),
                 endpoint: self.s3_endpoint.clone(),
             },
+            shard: self.shard,
         }
     }
 }

@@ -33,6 +33,56 @@ pub struct IngestOptions {
     pub threads: usize,
     /// S3 settings for `s3://` inputs.
     pub s3: S3Options,
+    /// Only the logs of this shard (`--shard i/n`).
+    pub shard: Option<Shard>,
+}
+
+/// Shard `index` of `count` (`--shard i/n`, i from 0): the logs whose stable key — a 64-bit
+/// xxHash of the log's path or URL as listed (`s3a://` read as `s3://`) — is `index` modulo
+/// `count`. Deterministic and independent of listing order, so n runners given the same inputs
+/// split the logs between them, each log in exactly one shard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// The stable key of a log.
+    pub fn key(log: &str) -> u64 {
+        let norm = match log.strip_prefix("s3a://") {
+            Some(rest) => format!("s3://{rest}"),
+            None => log.to_string(),
+        };
+        xxhash_rust::xxh64::xxh64(norm.trim_end_matches('/').as_bytes(), 0)
+    }
+
+    /// Whether the log is in this shard.
+    pub fn holds(&self, log: &str) -> bool {
+        Self::key(log) % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {s:?}: expected i/n with 0 <= i < n (e.g. 0/4)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u64, u64) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl IngestOptions {
@@ -139,7 +189,11 @@ pub fn discover(
     opts: &IngestOptions,
     rt: &tokio::runtime::Runtime,
 ) -> (Vec<LogSource>, Vec<SourceError>) {
-    source::discover(inputs, &opts.s3, rt)
+    let (mut logs, errors) = source::discover(inputs, &opts.s3, rt);
+    if let Some(shard) = opts.shard {
+        logs.retain(|l| shard.holds(&l.display));
+    }
+    (logs, errors)
 }
 
 /// Rough uncompressed size of a log, to decide whether to parse it in parallel.
@@ -266,4 +320,54 @@ pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
     drop(rt);
     res.elapsed = t0.elapsed();
     res
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::Shard;
+
+    #[test]
+    fn every_log_is_in_exactly_one_shard_whatever_the_order() {
+        let logs: Vec<String> = (0..5000)
+            .map(|i| format!("s3://fleet/logs/2026/12/01/application_1700000000000_{i:05}.zstd"))
+            .collect();
+        for n in [1u64, 2, 3, 7, 64] {
+            let shards: Vec<Shard> = (0..n).map(|i| Shard { index: i, count: n }).collect();
+            let mut sizes = vec![0usize; n as usize];
+            for l in &logs {
+                let holders: Vec<&Shard> = shards.iter().filter(|s| s.holds(l)).collect();
+                assert_eq!(holders.len(), 1, "{l} in {holders:?}");
+                sizes[holders[0].index as usize] += 1;
+            }
+            // a fair split, as a uniform hash gives: every shard within 5 standard deviations
+            // of the mean (binomial: sqrt(mean) roughly)
+            let mean = logs.len() as f64 / n as f64;
+            assert!(
+                sizes
+                    .iter()
+                    .all(|&s| (s as f64 - mean).abs() <= 5.0 * mean.sqrt()),
+                "{n} shards: {sizes:?}"
+            );
+        }
+        // the key is the log's own: not its position, and s3a:// is s3://
+        assert_eq!(Shard::key("s3a://b/k/app_1"), Shard::key("s3://b/k/app_1"));
+        assert_eq!(Shard::key("s3://b/k/app_1/"), Shard::key("s3://b/k/app_1"));
+        assert_ne!(Shard::key("s3://b/k/app_1"), Shard::key("s3://b/k/app_2"));
+        // fixed for good (a change would move logs between the shards of a running fleet): the
+        // reference XXH64, as Python's `xxhash.xxh64(b"s3://fleet/logs/app").intdigest()` gives
+        assert_eq!(Shard::key("s3://fleet/logs/app"), 0x41eb_0222_3a9e_17be);
+    }
+
+    #[test]
+    fn shards_are_parsed_and_bad_ones_explained() {
+        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { index: 2, count: 8 }));
+        assert_eq!("0/1".parse::<Shard>().unwrap().to_string(), "0/1");
+        for bad in ["8/8", "1", "a/2", "0/0", "-1/2", "1/2/3", ""] {
+            let e = bad.parse::<Shard>().unwrap_err();
+            assert!(
+                e.contains("--shard") && e.contains("0 <= i < n"),
+                "{bad}: {e}"
+            );
+        }
+    }
 }

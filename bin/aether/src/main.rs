@@ -333,14 +333,15 @@ struct QualifyArgs {
     event_log: Vec<String>,
     /// An EMR step (s-…) to qualify: its event log is found from the step's stderr (the YARN
     /// application id) in the event-log folder, and the step is recorded as the job's
-    /// definition (what `submit` re-runs).
+    /// definition (what `submit` re-runs). Or an EMR on EKS job run, with --cluster_id its
+    /// virtual cluster: its event log is spark-<id> in the run's event-log folder.
     #[arg(
         long = "platform_job_id",
         alias = "platform-job-id",
         requires = "cluster_id"
     )]
     platform_job_id: Option<String>,
-    /// The EMR cluster (j-…) of --platform_job_id.
+    /// The EMR cluster (j-…) of --platform_job_id, or the EMR on EKS virtual cluster of its job run.
     #[arg(
         long = "cluster_id",
         alias = "cluster-id",

@@ -249,11 +249,20 @@ pub struct StepSource {
     pub cost_usd: Option<f64>,
     /// Its executors' idle capacity (as a GPU run's: `executor_idle` summed).
     pub idle: Option<serde_json::Value>,
+    /// `emr` (an EMR step) or `emr-eks` (an EMR on EKS job run).
+    pub backend: &'static str,
 }
 
 /// The event log and job of step `step_id` of EMR cluster `cluster_id`: DescribeStep, the YARN
 /// application id in the step's stderr, the application's log in the event-log folder.
+///
+/// A `cluster_id` that is not an EMR cluster's (`j-…`) is an EMR on EKS virtual cluster's and
+/// `step_id` one of its job runs: DescribeJobRun, the event log `spark-<id>` in the run's
+/// event-log folder.
 pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<StepSource> {
+    if !cluster_id.starts_with("j-") {
+        return job_run_source(cfg, cluster_id, step_id);
+    }
     let rt = runtime()?;
     let b = emr_backend(cfg, &rt);
     let step = rt.block_on(b.step(cluster_id, step_id))?;
@@ -300,6 +309,54 @@ pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<
         job,
         cost_usd,
         idle,
+        backend: "emr",
+    })
+}
+
+/// A finished EMR on EKS job run, as [`step_source`] reads it (no cost: the nodes Karpenter
+/// gave a CPU run are not known; qualify's estimate stands for it).
+fn job_run_source(cfg: &ConfigFile, virtual_cluster: &str, run_id: &str) -> Result<StepSource> {
+    let rt = runtime()?;
+    let b = eks_backend(cfg, &rt);
+    let run = rt.block_on(b.job_run(virtual_cluster, run_id))?;
+    let step = run.step.clone();
+    if !step.state.is_final() {
+        bail!(
+            "job run {run_id} on virtual cluster {virtual_cluster} is {}: qualify it once it has finished",
+            step.state.as_str()
+        );
+    }
+    if step.state != StepState::Completed {
+        eprintln!(
+            "warning: job run {run_id} {}{}: qualifying the log it left",
+            step.state.as_str(),
+            step.failure_reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+    }
+    let wait = log_wait(cfg, PlatformArg::EmrEks);
+    let event_log = wait_for(&rt, wait, || Box::pin(b.job_run_event_log(&run)))?.ok_or_else(|| {
+        anyhow!(
+            "job run {run_id}: no event log spark-{run_id} found within {} s in {}",
+            wait.as_secs(),
+            run.event_log_dir.as_deref().unwrap_or(
+                "(the run sets no spark.eventLog.dir and platform.emr_eks.spark_event_log_dir is not set)"
+            )
+        )
+    })?;
+    let driver_log = rt.block_on(b.job_run_driver_log(&run)).ok().flatten();
+    let job = JobDefinition::from_args(&step.args).ok();
+    let idle = run_figures(&rt, &event_log).idle;
+    Ok(StepSource {
+        step,
+        event_log,
+        driver_log,
+        job,
+        cost_usd: None,
+        idle,
+        backend: "emr-eks",
     })
 }
 
@@ -311,7 +368,12 @@ pub fn record_step_source(
     src: &StepSource,
 ) -> Result<()> {
     if let Some(job) = &src.job {
-        h.set_definition(job_id, "emr-step", &serde_json::to_value(job)?)?;
+        let source = if src.backend == "emr" {
+            "emr-step"
+        } else {
+            "emr-eks-job-run"
+        };
+        h.set_definition(job_id, source, &serde_json::to_value(job)?)?;
     } else {
         eprintln!(
             "warning: step {} is not a spark-submit step ({}): submit needs --job for this job",
@@ -323,7 +385,7 @@ pub fn record_step_source(
     let mut run = Run {
         job_id,
         kind: "cpu-original".into(),
-        backend: Some("emr".into()),
+        backend: Some(src.backend.into()),
         cluster_id: Some(s.cluster_id.clone()),
         step_id: Some(s.step_id.clone()),
         status: s.state.as_str().into(),

@@ -15,14 +15,15 @@ pub struct ProfileArgs {
     /// GPU event logs: files, directories, globs, .txt lists of paths, s3:// URLs.
     #[arg(long = "event_log", alias = "event-log", num_args = 1.., required_unless_present = "platform_job_id", action = clap::ArgAction::Append)]
     event_log: Vec<String>,
-    /// A GPU run on EMR: the step (s-…) whose event log to profile.
+    /// A GPU run on EMR: the step (s-…) whose event log to profile (or an EMR on EKS job run,
+    /// with --cluster_id its virtual cluster).
     #[arg(
         long = "platform_job_id",
         alias = "platform-job-id",
         requires = "cluster_id"
     )]
     platform_job_id: Option<String>,
-    /// The EMR cluster (j-…) of --platform_job_id.
+    /// The EMR cluster (j-…) of --platform_job_id, or the EMR on EKS virtual cluster of its job run.
     #[arg(
         long = "cluster_id",
         alias = "cluster-id",

@@ -574,6 +574,71 @@ fn gpu_test_runs_on_emr_on_eks() {
         out(&o)
     );
 
+    // 7. a CPU job that ran on EMR on EKS itself: qualified from its job run id and virtual
+    // cluster (DescribeJobRun, its own spark-defaults' event-log folder); a GPU run profiled so
+    emu.control("steps", Some(serde_json::json!({"mode": "normal"})));
+    let cpu_run = emu.boto(&format!(
+        "r = eks.start_job_run(name='prod-etl', virtualClusterId='{vc}', clientToken='prod-1',\n\
+           executionRoleArn='{ROLE}', releaseLabel='emr-7.9.0-latest',\n\
+           jobDriver={{'sparkSubmitJobDriver': {{'entryPoint': 's3://code/jobs/etl.py',\n\
+             'entryPointArguments': ['s3://data/in/', 's3://data/out/eks-agg'],\n\
+             'sparkSubmitParameters': '--conf spark.executor.instances=2 --conf spark.sql.shuffle.partitions=8'}}}},\n\
+           configurationOverrides={{'applicationConfiguration': [{{'classification': 'spark-defaults',\n\
+             'properties': {{'spark.eventLog.enabled': 'true', 'spark.eventLog.dir': 's3a://logs/eks-cpu/'}}}}]}})\n\
+         for _ in range(600):\n\
+         \x20   st = eks.describe_job_run(id=r['id'], virtualClusterId='{vc}')['jobRun']['state']\n\
+         \x20   if st not in ('PENDING', 'SUBMITTED', 'RUNNING'): break\n\
+         \x20   time.sleep(0.5)\n\
+         print(r['id'], st)"
+    ));
+    let (cpu_run, st) = cpu_run.split_once(' ').unwrap();
+    assert_eq!(st, "COMPLETED");
+    let home2 = d.path().join("home2");
+    std::fs::create_dir_all(&home2).unwrap();
+    std::fs::copy(home.join("config.toml"), home2.join("config.toml")).unwrap();
+    let o = emu
+        .aether(&home2)
+        .args(["qualify", "--platform_job_id", cpu_run, "--cluster_id", vc])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let db2 = rusqlite::Connection::open(home2.join("history.db")).unwrap();
+    let (source, def, backend, log): (String, String, String, String) = db2
+        .query_row(
+            "SELECT d.source, d.definition_json, r.backend, r.event_log
+             FROM job_definitions d JOIN runs r USING (job_id) WHERE r.kind = 'cpu-original'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (source.as_str(), backend.as_str()),
+        ("emr-eks-job-run", "emr-eks")
+    );
+    assert_eq!(log, format!("s3://logs/eks-cpu/spark-{cpu_run}"));
+    let def: serde_json::Value = serde_json::from_str(&def).unwrap();
+    assert_eq!(def["main"], "s3://code/jobs/etl.py");
+    assert_eq!(
+        def["args"],
+        serde_json::json!(["s3://data/in/", "s3://data/out/eks-agg"])
+    );
+    assert_eq!(def["conf"]["spark.sql.shuffle.partitions"], "8");
+    let o = emu
+        .aether(&home)
+        .args(["profile", "--platform_job_id", &run_id, "--cluster_id", vc])
+        .output()
+        .unwrap();
+    // found and read; the emulator's Spark has no GPU (it drops the plugin), so the profile
+    // says there is nothing to recommend for a run that did not use it
+    assert!(
+        err(&o).contains(&format!(
+            "step {run_id} on {vc}: COMPLETED event log {event_log}"
+        )),
+        "{}",
+        err(&o)
+    );
+    assert!(err(&o).contains("is not a GPU run"), "{}", err(&o));
+
     let o = emu
         .aether(&home)
         .args(["cluster", "list", "--platform", "emr-eks"])

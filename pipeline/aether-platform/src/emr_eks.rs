@@ -389,11 +389,25 @@ impl EmrEksBackend {
 
     async fn describe_run(&self, cluster_id: &str, run_id: &str) -> Result<StepInfo> {
         let l = self.load(cluster_id)?;
+        let mut s = self.job_run(&l.virtual_cluster_id, run_id).await?.step;
+        s.cluster_id = cluster_id.to_string();
+        Ok(s)
+    }
+
+    /// A job run of a virtual cluster (any: aether's or production's), as a step, with where
+    /// its event log and logs went (its own spark-defaults and S3 monitoring, else the
+    /// settings').
+    pub async fn job_run(&self, virtual_cluster_id: &str, run_id: &str) -> Result<JobRunInfo> {
+        let vc = virtual_cluster_id;
+        let unknown = || PlatformError::UnknownStep {
+            cluster: vc.to_string(),
+            step: run_id.to_string(),
+        };
         let out = self
             .client
             .describe_job_run()
             .id(run_id)
-            .virtual_cluster_id(&l.virtual_cluster_id)
+            .virtual_cluster_id(vc)
             .send()
             .await
             .map_err(|e| {
@@ -402,18 +416,12 @@ impl EmrEksBackend {
                     || text.contains("doesn't exist")
                     || text.contains("Invalid job run")
                 {
-                    PlatformError::UnknownStep {
-                        cluster: cluster_id.to_string(),
-                        step: run_id.to_string(),
-                    }
+                    unknown()
                 } else {
                     other(text)
                 }
             })?;
-        let r = out.job_run().ok_or_else(|| PlatformError::UnknownStep {
-            cluster: cluster_id.to_string(),
-            step: run_id.to_string(),
-        })?;
+        let r = out.job_run().ok_or_else(unknown)?;
         let state = state_of(r.state());
         let failure_reason = (state == StepState::Failed || state == StepState::Cancelled)
             .then(|| {
@@ -434,16 +442,71 @@ impl EmrEksBackend {
             args.push(d.entry_point().to_string());
             args.extend(d.entry_point_arguments().iter().cloned());
         }
-        Ok(StepInfo {
-            cluster_id: cluster_id.to_string(),
-            step_id: run_id.to_string(),
-            state,
-            start_ms: ms(r.created_at()),
-            end_ms: ms(r.finished_at()),
-            failure_reason,
-            args,
+        let o = r.configuration_overrides();
+        let event_log_dir = o
+            .map(|o| o.application_configuration())
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| c.classification() == "spark-defaults")
+            .find_map(|c| {
+                c.properties()
+                    .and_then(|p| p.get("spark.eventLog.dir"))
+                    .cloned()
+            })
+            .map(|d| d.replacen("s3a://", "s3://", 1))
+            .or(self.settings.spark_event_log_dir.clone());
+        let log_uri = o
+            .and_then(|o| o.monitoring_configuration())
+            .and_then(|m| m.s3_monitoring_configuration())
+            .map(|m| m.log_uri().to_string())
+            .or(self.settings.log_path.clone());
+        Ok(JobRunInfo {
+            step: StepInfo {
+                cluster_id: vc.to_string(),
+                step_id: run_id.to_string(),
+                state,
+                start_ms: ms(r.created_at()),
+                end_ms: ms(r.finished_at()),
+                failure_reason,
+                args,
+            },
+            event_log_dir,
+            log_uri,
         })
     }
+
+    /// The event log of a job run (`spark-<id>` in its event-log folder), once written.
+    pub async fn job_run_event_log(&self, run: &JobRunInfo) -> Result<Option<String>> {
+        let Some(dir) = &run.event_log_dir else {
+            return Ok(None);
+        };
+        crate::emr::find_event_log(&self.s3, dir, &format!("spark-{}", run.step.step_id)).await
+    }
+
+    /// The driver's stderr of a job run, where S3 monitoring puts it (if it is there).
+    pub async fn job_run_driver_log(&self, run: &JobRunInfo) -> Result<Option<String>> {
+        let Some(logs) = &run.log_uri else {
+            return Ok(None);
+        };
+        let id = &run.step.step_id;
+        let url = format!(
+            "{}/{}/jobs/{id}/containers/spark-{id}/spark-{id}-driver/stderr.gz",
+            logs.trim_end_matches('/'),
+            run.step.cluster_id
+        );
+        Ok(crate::emr::read_object(&self.s3, &url).await?.map(|_| url))
+    }
+}
+
+/// A job run as [`EmrEksBackend::job_run`] describes it.
+#[derive(Clone, Debug)]
+pub struct JobRunInfo {
+    /// The run as a step (`cluster_id`: the virtual cluster).
+    pub step: StepInfo,
+    /// Its `spark.eventLog.dir` (as `s3://`).
+    pub event_log_dir: Option<String>,
+    /// Its S3 monitoring log URI.
+    pub log_uri: Option<String>,
 }
 
 #[async_trait]
@@ -725,24 +788,15 @@ impl ClusterBackend for EmrEksBackend {
     }
 
     async fn event_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>> {
-        self.load(cluster_id)?;
-        let Some(dir) = &self.settings.spark_event_log_dir else {
-            return Ok(None);
-        };
-        crate::emr::find_event_log(&self.s3, dir, &format!("spark-{step_id}")).await
+        let l = self.load(cluster_id)?;
+        let run = self.job_run(&l.virtual_cluster_id, step_id).await?;
+        self.job_run_event_log(&run).await
     }
 
     async fn driver_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>> {
         let l = self.load(cluster_id)?;
-        let Some(logs) = &self.settings.log_path else {
-            return Ok(None);
-        };
-        let url = format!(
-            "{}/{}/jobs/{step_id}/containers/spark-{step_id}/spark-{step_id}-driver/stderr.gz",
-            logs.trim_end_matches('/'),
-            l.virtual_cluster_id
-        );
-        Ok(crate::emr::read_object(&self.s3, &url).await?.map(|_| url))
+        let run = self.job_run(&l.virtual_cluster_id, step_id).await?;
+        self.job_run_driver_log(&run).await
     }
 }
 

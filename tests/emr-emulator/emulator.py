@@ -440,9 +440,11 @@ def local_args(args, mirror, drop=lambda k, v: False):
     urls = set()
 
     def local(m):
-        urls.add(m.group(0))
-        b, k = split_s3(m.group(0))
-        return os.path.join(mirror, b, k)
+        # `--archives s3://…/x.tar#name`: the object, then its unpacked name as given
+        url, mark, name = m.group(0).partition("#")
+        urls.add(url)
+        b, k = split_s3(url)
+        return os.path.join(mirror, b, k) + mark + name
 
     out, dropped, i = [], [], 0
     while i < len(args):

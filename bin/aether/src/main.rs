@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 mod eks;
+mod fleet;
 mod optimize;
 mod profile;
 mod report;
@@ -48,6 +49,10 @@ enum Command {
     Config(ConfigArgs),
     /// GPU test clusters: create (from qualify's shape), list, describe, terminate.
     Cluster(optimize::ClusterArgs),
+    /// Fleet scale: one aether command over N shards of the logs as Spark tasks (`fleet
+    /// submit` on EMR, `fleet driver` for any Spark), or as a Kubernetes Indexed Job or an AWS
+    /// Batch array job (`fleet manifests`).
+    Fleet(fleet::FleetArgs),
     /// Run a job on a cluster with a stored config; records the run and its event log.
     Submit(optimize::SubmitArgs),
     /// What GPU runs tell: the profiling AutoTuner's recommended Spark properties (the
@@ -860,6 +865,22 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
         rep.skipped.len(),
         a.out
     );
+    if let Some(shard) = a.common.shard {
+        // a runner's task: an input that could not be listed may pass on a retry (exit 3);
+        // a shard that holds no log has nothing to do (exit 0)
+        if !rep.source_errors.is_empty() {
+            eprintln!(
+                "error: shard {shard}: {} input(s) could not be read; the logs read are written, \
+                 a retry skips them",
+                rep.source_errors.len()
+            );
+            return Ok(ExitCode::from(3));
+        }
+        if rep.written.is_empty() && rep.skipped.is_empty() {
+            eprintln!("shard {shard} holds none of the logs: nothing to do");
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     if read_ok == 0 && rep.skipped.is_empty() {
         eprintln!("error: no event log could be read");
         return Ok(ExitCode::from(2));
@@ -883,6 +904,7 @@ fn main() -> ExitCode {
         Command::Model(a) => cmd_model(a),
         Command::Config(a) => cmd_config(a),
         Command::Cluster(a) => optimize::cmd_cluster(a),
+        Command::Fleet(a) => fleet::cmd_fleet(a),
         Command::Submit(a) => optimize::cmd_submit(a),
         Command::Profile(a) => profile::cmd_profile(a),
         Command::Tune(a) => tune::cmd_tune(a),

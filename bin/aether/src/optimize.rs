@@ -184,7 +184,10 @@ fn eks_backend(
 }
 
 /// The EMR backend with the `platform.emr.*` settings.
-fn emr_backend(cfg: &ConfigFile, rt: &tokio::runtime::Runtime) -> aether_platform::emr::EmrBackend {
+pub(crate) fn emr_backend(
+    cfg: &ConfigFile,
+    rt: &tokio::runtime::Runtime,
+) -> aether_platform::emr::EmrBackend {
     let e = &cfg.config.platform.emr;
     let d = aether_platform::emr::EmrSettings::default();
     let settings = aether_platform::emr::EmrSettings {

@@ -131,3 +131,388 @@ fn shards_split_the_logs_once_and_a_retried_shard_redoes_nothing() {
         assert!(err(&o).contains("--shard"), "{bad}: {}", err(&o));
     }
 }
+
+/// A shell wrapper named `aether` around the real binary: `fail` is a shell test of its
+/// arguments that, when true, makes the run exit 137 after aether's work (a task killed
+/// after writing) once per marker in `marks`, or always (`always`).
+fn wrapper(dir: &Path, marks: &Path, fail_when: &str, always: bool) -> PathBuf {
+    let w = dir.join("aether");
+    let real = env!("CARGO_BIN_EXE_aether");
+    let once = if always {
+        "exit 137".to_string()
+    } else {
+        format!(
+            "m=\"{}/$(echo \"$*\" | md5sum | cut -c1-8)\"; if [ ! -e \"$m\" ]; then touch \"$m\"; exit 137; fi",
+            marks.display()
+        )
+    };
+    std::fs::write(
+        &w,
+        format!(
+            "#!/bin/sh\n\"{real}\" \"$@\"; rc=$?\ncase \"$*\" in {fail_when}) {once};; esac\nexit $rc\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o755)).unwrap();
+    w
+}
+
+fn spark_submit(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("spark-submit")
+        .args(["--master", "local[2,3]", "--conf", "spark.ui.enabled=false"])
+        .args(args)
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .output()
+        .expect("spark-submit (scripts/setup --test installs pyspark)")
+}
+
+/// The fleet driver on a real (local) Spark: three shards as three tasks, the binary shipped as
+/// an archive, one task killed after its work and retried by Spark (redoing nothing), and a shard
+/// that fails every attempt failing the job, named.
+#[test]
+fn the_spark_fleet_driver_fans_out_retries_and_fails_loudly() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let ins = inputs();
+    let driver = d.path().join("aether_fleet.py");
+    let o = aether(
+        &home,
+        &["fleet", "driver", "--output", driver.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let all_wh = d.path().join("all").display().to_string();
+    let mut args = vec!["ingest"];
+    args.extend(ins.iter().map(String::as_str));
+    args.extend(["--out", all_wh.as_str()]);
+    assert!(aether(&home, &args).status.success());
+
+    // the bundle as `fleet submit` ships it: `aether` (here a wrapper) at the archive's root
+    let marks = d.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let pack = d.path().join("pack");
+    std::fs::create_dir(&pack).unwrap();
+    wrapper(&pack, &marks, "*--shard\\ 1/3*", false);
+    let tar = d.path().join("aether-bundle.tar");
+    let o = std::process::Command::new("tar")
+        .arg("-cf")
+        .arg(&tar)
+        .arg("-C")
+        .arg(&pack)
+        .arg("aether")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let wh = d.path().join("wh").display().to_string();
+    let summary = d.path().join("summary.jsonl");
+    let archive = format!("{}#aether", tar.display());
+    let mut a = vec![
+        "--archives",
+        &archive,
+        driver.to_str().unwrap(),
+        "--shards",
+        "3",
+        "--summary",
+        summary.to_str().unwrap(),
+        "--",
+        "ingest",
+    ];
+    a.extend(ins.iter().map(String::as_str));
+    a.extend(["--out", wh.as_str(), "--threads", "1"]);
+    let o = spark_submit(&a);
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&summary)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[3]["retried"], 1, "{lines:?}");
+    assert_eq!(lines[1]["shard"], 1);
+    assert_eq!(lines[1]["attempt"], 1, "shard 1 ran again");
+    assert!(
+        lines[1]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("ingested 0 log(s)"),
+        "the retry redid nothing: {:?}",
+        lines[1]
+    );
+    // every log once: the same applications as one ingest
+    assert_eq!(
+        apps(&home, &["--warehouse", &wh]),
+        apps(&home, &["--warehouse", &all_wh])
+    );
+
+    // a shard that fails every attempt: the job fails, naming it
+    let bad = d.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    let w = wrapper(&bad, &marks, "*--shard\\ 2/3*", true);
+    let wh2 = d.path().join("wh2").display().to_string();
+    let mut a = vec![
+        driver.to_str().unwrap(),
+        "--shards",
+        "3",
+        "--binary",
+        w.to_str().unwrap(),
+        "--",
+        "ingest",
+    ];
+    a.extend(ins.iter().map(String::as_str));
+    a.extend(["--out", wh2.as_str(), "--threads", "1"]);
+    let o = spark_submit(&a);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let last: serde_json::Value = serde_json::from_str(out(&o).lines().last().unwrap()).unwrap();
+    assert_eq!(last["failed"], true);
+    assert!(
+        last["error"]
+            .as_str()
+            .unwrap()
+            .contains("shard 2/3 attempt 2")
+            && last["error"].as_str().unwrap().contains("exited 137"),
+        "{last}"
+    );
+}
+
+/// The Kubernetes Indexed Job's and the AWS Batch array job's command lines, run as their
+/// indexes would run them: every log once.
+#[test]
+fn the_k8s_and_batch_manifests_cover_every_log_once() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let ins = inputs();
+    let all_wh = d.path().join("all").display().to_string();
+    let mut args = vec!["ingest"];
+    args.extend(ins.iter().map(String::as_str));
+    args.extend(["--out", all_wh.as_str()]);
+    assert!(aether(&home, &args).status.success());
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_aether")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for kind in ["k8s", "batch"] {
+        let wh = d.path().join(kind).display().to_string();
+        let mut a = vec![
+            "fleet",
+            "manifests",
+            "--kind",
+            kind,
+            "--image",
+            "acme/aether:1",
+        ];
+        a.push("--event_log");
+        a.extend(ins.iter().map(String::as_str));
+        a.extend([
+            "--warehouse",
+            wh.as_str(),
+            "--shards",
+            "4",
+            "--threads_per_shard",
+            "1",
+        ]);
+        let o = aether(&home, &a);
+        assert!(o.status.success(), "{}", err(&o));
+        let text = out(&o);
+        for i in 0..4 {
+            let mut cmd = if kind == "k8s" {
+                // the kubelet: $(JOB_COMPLETION_INDEX) from the env the manifest declares
+                let job: serde_json::Value = serde_yaml::from_str(&text).unwrap();
+                let c = &job["spec"]["template"]["spec"]["containers"][0];
+                assert_eq!(c["env"][0]["name"], "JOB_COMPLETION_INDEX");
+                let words: Vec<String> = c["command"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| {
+                        w.as_str()
+                            .unwrap()
+                            .replace("$(JOB_COMPLETION_INDEX)", &i.to_string())
+                    })
+                    .collect();
+                let mut cmd = std::process::Command::new(&words[0]);
+                cmd.args(&words[1..]);
+                cmd
+            } else {
+                let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let words = doc["registerJobDefinition"]["containerProperties"]["command"]
+                    .as_array()
+                    .unwrap()
+                    .clone();
+                let mut cmd = std::process::Command::new(words[0].as_str().unwrap());
+                cmd.args(words[1..].iter().map(|w| w.as_str().unwrap()))
+                    .env("AWS_BATCH_JOB_ARRAY_INDEX", i.to_string());
+                cmd
+            };
+            let o = cmd
+                .env("PATH", &path)
+                .env("AETHER_HOME", &home)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{kind} index {i}: {}", err(&o));
+            assert!(
+                err(&o).contains("ingested ")
+                    || err(&o).contains(&format!("shard {i}/4 holds none of the logs")),
+                "{}",
+                err(&o)
+            );
+        }
+        assert_eq!(
+            apps(&home, &["--warehouse", &wh]),
+            apps(&home, &["--warehouse", &all_wh]),
+            "{kind}"
+        );
+    }
+}
+
+/// `fleet submit` on the EMR emulator: the bundle (this binary and libxgboost.so) and the
+/// driver put under the artifacts path, one spark-submit step of N tasks on an existing
+/// cluster, each shard ingesting from S3 into one S3 warehouse; every log once.
+#[test]
+fn fleet_submit_runs_the_shards_as_one_emr_step() {
+    let emu = common::start_emulator(1.0);
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[platform.emr]\nregion = \"us-east-1\"\n\
+         [platform.emr.cluster]\nartifacts_path = \"s3://art/aether\"\nlog_wait_s = 20\n",
+    )
+    .unwrap();
+    // the fleet's logs in S3, and a running cluster
+    let sample = repo().join("datasets/sample");
+    let mut up =
+        String::from("for b in ('logs', 'warehouse', 'art'): s3.create_bucket(Bucket=b)\n");
+    let mut names = Vec::new();
+    // every log of the sample, the rolling one as its folder of parts
+    for e in std::fs::read_dir(&sample).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.file_name().unwrap().to_string_lossy().to_string();
+        if n.ends_with(".md") {
+            continue;
+        }
+        let files: Vec<(PathBuf, String)> = if p.is_dir() {
+            std::fs::read_dir(&p)
+                .unwrap()
+                .map(|f| {
+                    let f = f.unwrap().path();
+                    let k = format!("{n}/{}", f.file_name().unwrap().to_string_lossy());
+                    (f, k)
+                })
+                .collect()
+        } else {
+            vec![(p.clone(), n.clone())]
+        };
+        for (f, k) in files {
+            up.push_str(&format!(
+                "s3.upload_file('{}', 'logs', 'fleet/{k}')\n",
+                f.display()
+            ));
+        }
+        names.push(n);
+    }
+    up.push_str(
+        "c = emr.run_job_flow(Name='analytics', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/emr/',\n\
+           Instances={'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'SlaveInstanceType': 'm5d.2xlarge', 'InstanceCount': 3},\n\
+           JobFlowRole='EMR_EC2_DefaultRole', ServiceRole='EMR_DefaultRole')\n\
+         print(c['JobFlowId'])",
+    );
+    let cluster = emu.boto(&up);
+    assert_eq!(names.len(), 6, "{names:?}");
+    let started = std::time::Instant::now();
+    let o = emu
+        .aether(&home)
+        .args([
+            "fleet",
+            "submit",
+            "--event_log",
+            "s3://logs/fleet/",
+            "--warehouse",
+            "s3://warehouse/fleet",
+            "--shards",
+            "3",
+            "--threads_per_shard",
+            "1",
+            "--cluster_id",
+            &cluster,
+            "--wait",
+        ])
+        .output()
+        .unwrap();
+    eprintln!(
+        "fleet submit on the emulator: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    // one line per shard from the driver, then the total
+    let lines: Vec<serde_json::Value> = out(&o)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "{}", out(&o));
+    let ingested: usize = lines[..3]
+        .iter()
+        .map(|l| {
+            let s = l["summary"].as_str().unwrap();
+            s.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(ingested, names.len(), "{lines:?}");
+    // the step: spark-submit of the driver, the bundle as an archive, retries on
+    let st = emu.state();
+    let steps = st["clusters"][&cluster]["steps"].as_object().unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps.values().next().unwrap(), "COMPLETED");
+    let listed = emu.boto(
+        "print(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='art', Prefix='aether/fleet/')['Contents']))",
+    );
+    assert!(
+        listed.contains("aether/fleet/aether-bundle.tar")
+            && listed.contains("aether/fleet/aether_fleet.py"),
+        "{listed}"
+    );
+    // the bundle: this binary and the library, at the archive's root
+    let o2 = emu.boto(
+        "import tarfile, io\nb = s3.get_object(Bucket='art', Key='aether/fleet/aether-bundle.tar')['Body'].read()\n\
+         t = tarfile.open(fileobj=io.BytesIO(b))\nprint(sorted((m.name, oct(m.mode)) for m in t.getmembers()))",
+    );
+    assert!(
+        o2.contains("('aether', '0o755')")
+            && o2.contains("('libxgboost.so', '0o755')")
+            && o2.contains("('libgomp-"),
+        "{o2}"
+    );
+    // the warehouse in S3 holds every app once
+    let o = emu
+        .aether(&home)
+        .args([
+            "sql",
+            "--warehouse",
+            "s3://warehouse/fleet",
+            "--format",
+            "csv",
+            "SELECT count(*) AS n, count(DISTINCT app_id) AS apps FROM applications",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let local = aether(
+        &home,
+        &[
+            "sql",
+            "--event_log",
+            sample.to_str().unwrap(),
+            "--format",
+            "csv",
+            "SELECT count(*) AS n, count(DISTINCT app_id) AS apps FROM applications",
+        ],
+    );
+    assert_eq!(out(&o), out(&local));
+}

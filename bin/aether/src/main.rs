@@ -32,6 +32,9 @@ enum Command {
     Sql(SqlArgs),
     /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
     Ingest(IngestArgs),
+    /// The warehouse's upkeep: `warehouse compact` rewrites the per-log files into Hive-style
+    /// day partitions of large files, for aether and Athena / Trino / Spark SQL alike.
+    Warehouse(WarehouseArgs),
     /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
     /// and the share of time the GPU (RAPIDS) could not take.
     Analyze(AnalyzeArgs),
@@ -199,6 +202,65 @@ struct IngestArgs {
     strict: bool,
     #[command(flatten)]
     common: Common,
+}
+
+#[derive(Args)]
+struct WarehouseArgs {
+    #[command(subcommand)]
+    action: WarehouseAction,
+}
+
+#[derive(clap::Subcommand)]
+enum WarehouseAction {
+    /// Rewrite the staging files (one per log and table) into
+    /// tables/<table>/app_date=YYYY-MM-DD/part-….parquet of about --target_mb each, sorted by
+    /// app id, with a log_key column; commits by a manifest, then deletes what it absorbed; safe
+    /// to run again after a crash.
+    Compact {
+        /// The warehouse: a directory or s3://bucket/prefix.
+        warehouse: String,
+        /// The size a part file is closed at, MB.
+        #[arg(long = "target_mb", alias = "target-mb", default_value_t = 256)]
+        target_mb: u64,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn cmd_warehouse(a: WarehouseArgs) -> Result<ExitCode> {
+    match a.action {
+        WarehouseAction::Compact {
+            warehouse,
+            target_mb,
+            common,
+        } => {
+            let opts = common.ingest_options();
+            let t0 = std::time::Instant::now();
+            let wh = aether_engine::Warehouse::open(&warehouse, &opts.s3)?;
+            let rt = runtime()?;
+            let r = match rt.block_on(wh.compact(target_mb.max(1) * 1_000_000)) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {warehouse}: compaction failed, nothing committed: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            eprintln!(
+                "compacted {} log(s) into {} part(s) ({} rewritten; {} rows, {:.1} MB), manifest {}; \
+                 deleted {} staging file(s), {} orphan part(s); {:.2} s",
+                r.logs_absorbed,
+                r.parts_written,
+                r.parts_rewritten,
+                r.rows,
+                r.bytes as f64 / 1e6,
+                r.seq,
+                r.staging_deleted,
+                r.orphans_deleted,
+                t0.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 #[derive(Args)]
@@ -904,6 +966,7 @@ fn main() -> ExitCode {
         Command::Model(a) => cmd_model(a),
         Command::Config(a) => cmd_config(a),
         Command::Cluster(a) => optimize::cmd_cluster(a),
+        Command::Warehouse(a) => cmd_warehouse(a),
         Command::Fleet(a) => fleet::cmd_fleet(a),
         Command::Submit(a) => optimize::cmd_submit(a),
         Command::Profile(a) => profile::cmd_profile(a),

@@ -516,3 +516,201 @@ fn fleet_submit_runs_the_shards_as_one_emr_step() {
     );
     assert_eq!(out(&o), out(&local));
 }
+
+/// Figures over every table of a warehouse: what compaction must not change.
+const FIGURES: &str = "SELECT (SELECT count(*) FROM applications) AS apps, \
+    (SELECT count(*) FROM tasks) AS tasks, (SELECT sum(executor_run_time_ms) FROM tasks) AS run_ms, \
+    (SELECT count(*) FROM stages) AS stages, (SELECT count(*) FROM jobs) AS jobs, \
+    (SELECT count(*) FROM executors) AS executors, (SELECT count(*) FROM sql_plan_nodes) AS nodes, \
+    (SELECT count(*) FROM sql_metrics) AS metrics, (SELECT count(*) FROM properties) AS props, \
+    (SELECT count(*) FROM event_counts) AS events, (SELECT count(DISTINCT app_id) FROM tasks) AS task_apps";
+
+fn figures(home: &Path, wh: &str) -> String {
+    let o = aether(
+        home,
+        &["sql", "--warehouse", wh, "--format", "csv", FIGURES],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    out(&o)
+}
+
+fn compact(home: &Path, wh: &str) -> String {
+    let o = aether(home, &["warehouse", "compact", wh, "--target_mb", "1"]);
+    assert!(o.status.success(), "{}", err(&o));
+    err(&o)
+}
+
+fn parquet_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Compaction: the same rows before and after, in Hive-style day partitions Spark reads as a
+/// partitioned table; incremental; a crash before the commit (orphan parts) or after it (staging
+/// left) changes no query and is cleaned by the next run; a log changed after its compaction is
+/// not counted twice once compacted again.
+#[test]
+fn compaction_keeps_every_row_and_survives_crashes() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let whp = d.path().join("wh");
+    let wh = whp.display().to_string();
+    let ins = inputs();
+    let mut a = vec!["ingest"];
+    a.extend(ins.iter().map(String::as_str));
+    a.extend(["--out", wh.as_str()]);
+    let o = aether(&home, &a);
+    assert!(o.status.success(), "{}", err(&o));
+    let before = figures(&home, &wh);
+    let staging_before = parquet_under(&whp.join("tasks"));
+    assert!(staging_before.len() >= 10);
+    let saved = d.path().join("saved-staging.parquet");
+    std::fs::copy(&staging_before[0], &saved).unwrap();
+
+    let e = compact(&home, &wh);
+    assert!(e.contains("manifest 1"), "{e}");
+    assert_eq!(figures(&home, &wh), before);
+    // staging gone; the parts in day partitions
+    assert!(parquet_under(&whp.join("tasks")).is_empty());
+    let parts = parquet_under(&whp.join("tables/tasks"));
+    assert!(!parts.is_empty());
+    for p in &parts {
+        let rel = p.strip_prefix(&whp).unwrap().display().to_string();
+        let day = rel
+            .strip_prefix("tables/tasks/app_date=")
+            .unwrap_or_else(|| panic!("{rel}"));
+        assert!(
+            day.len() > 10 && day.as_bytes()[4] == b'-' && day.as_bytes()[7] == b'-',
+            "{rel}"
+        );
+        assert!(
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("part-")
+        );
+    }
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(whp.join("tables/_manifests/0000000001.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["absorbed"].as_object().unwrap().len(),
+        std::fs::read_dir(whp.join("_logs")).unwrap().count()
+    );
+
+    // Spark SQL reads the layout as a partitioned table, with the log_key column
+    let script = d.path().join("read.py");
+    std::fs::write(
+        &script,
+        format!(
+            "from pyspark.sql import SparkSession\n\
+             s = SparkSession.builder.getOrCreate()\n\
+             t = s.read.parquet('{}/tables/tasks')\n\
+             print(t.count(), t.select('app_date').distinct().count(), t.select('log_key').distinct().count(), t.groupBy().sum('executor_run_time_ms').collect()[0][0])\n\
+             s.stop()\n",
+            wh
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new("spark-submit")
+        .args(["--master", "local[1]", "--conf", "spark.ui.enabled=false"])
+        .arg(&script)
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let spark: Vec<i64> = out(&o)
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let ours: Vec<&str> = before.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(spark[0], ours[1].parse::<i64>().unwrap(), "tasks");
+    assert_eq!(spark[3], ours[2].parse::<i64>().unwrap(), "run time");
+    assert!(spark[1] >= 2, "several days: {spark:?}");
+    assert_eq!(
+        spark[2],
+        ours[10].parse::<i64>().unwrap(),
+        "one log_key per app with tasks"
+    );
+
+    // incremental: a new log joins through staging, then the next compaction
+    let extra = repo().join("../shared/datasets/real-spark-4.3.0/local-1796009685770");
+    let o = aether(&home, &["ingest", extra.to_str().unwrap(), "--out", &wh]);
+    assert!(err(&o).contains("ingested 1 log(s)"), "{}", err(&o));
+    let with_extra = figures(&home, &wh);
+    assert_ne!(with_extra, before);
+    let e = compact(&home, &wh);
+    assert!(
+        e.contains("compacted 1 log(s)") && e.contains("manifest 2"),
+        "{e}"
+    );
+    assert_eq!(figures(&home, &wh), with_extra);
+
+    // a crash before a commit leaves parts no manifest names: never read, then deleted
+    let orphan = parts[0].with_file_name("part-crashed-00001.parquet");
+    std::fs::copy(&parts[0], &orphan).unwrap();
+    // a crash after one leaves a staging file it absorbed: ignored, then deleted
+    let left = whp
+        .join("tasks")
+        .join(staging_before[0].file_name().unwrap());
+    std::fs::copy(&saved, &left).unwrap();
+    assert_eq!(figures(&home, &wh), with_extra);
+    let e = compact(&home, &wh);
+    assert!(
+        e.contains("compacted 0 log(s)")
+            && e.contains("1 orphan part(s)")
+            && e.contains("deleted 1 staging"),
+        "{e}"
+    );
+    assert!(!orphan.exists() && !left.exists());
+    assert_eq!(figures(&home, &wh), with_extra);
+
+    // a log changed after its compaction: read again, its old rows dropped by the next run
+    let copy = d.path().join("local-1796009685770");
+    std::fs::copy(&extra, &copy).unwrap();
+    let o = aether(&home, &["ingest", copy.to_str().unwrap(), "--out", &wh]);
+    assert!(o.status.success());
+    compact(&home, &wh);
+    let f = std::fs::File::options().append(true).open(&copy).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let o = aether(&home, &["ingest", copy.to_str().unwrap(), "--out", &wh]);
+    assert!(err(&o).contains("ingested 1 log(s)"), "{}", err(&o));
+    let e = compact(&home, &wh);
+    assert!(
+        e.contains("compacted 1 log(s)") && !e.contains("(0 rewritten"),
+        "the parts holding its old rows are rewritten: {e}"
+    );
+    let once = figures(&home, &wh);
+    let o = aether(
+        &home,
+        &[
+            "sql",
+            "--warehouse",
+            &wh,
+            "--format",
+            "csv",
+            "SELECT count(*) AS n FROM applications WHERE event_log LIKE '%/local-1796009685770'",
+        ],
+    );
+    assert_eq!(
+        out(&o).trim(),
+        "n\n2",
+        "the original and its copy, each once"
+    );
+    assert_ne!(once, with_extra);
+}

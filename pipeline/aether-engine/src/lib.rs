@@ -26,6 +26,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use std::sync::Arc;
 
 pub mod analyze;
+pub mod compact;
 pub mod views;
 pub use datafusion::prelude::SessionContext;
 pub use views::{AnalysisSettings, register_views};
@@ -268,13 +269,34 @@ impl Warehouse {
                 .map_err(|e| EngineError::Other(e.to_string()))?;
             ctx.register_object_store(&base, self.store.clone());
         }
+        // after a compaction: the manifest's parts and the staging files it has not absorbed
+        let manifest = self.manifest().await?;
         for (name, schema) in all_schemas() {
-            let url = ListingTableUrl::parse(format!("{}{name}/", self.url))?;
             let opts = ListingOptions::new(Arc::new(ParquetFormat::default()))
                 .with_file_extension(".parquet");
-            let cfg = ListingTableConfig::new(url)
-                .with_listing_options(opts)
-                .with_schema(schema.clone());
+            let cfg = match &manifest {
+                None => {
+                    ListingTableConfig::new(ListingTableUrl::parse(format!("{}{name}/", self.url))?)
+                }
+                Some(m) => {
+                    let files = self.table_files(name, m).await?;
+                    if files.is_empty() {
+                        ctx.deregister_table(name)?;
+                        ctx.register_table(
+                            name,
+                            Arc::new(MemTable::try_new(schema.clone(), vec![vec![]])?),
+                        )?;
+                        continue;
+                    }
+                    let urls = files
+                        .iter()
+                        .map(|f| ListingTableUrl::parse(format!("{}{f}", self.url)))
+                        .collect::<std::result::Result<Vec<_>, _>>()?;
+                    ListingTableConfig::new_with_multi_paths(urls)
+                }
+            }
+            .with_listing_options(opts)
+            .with_schema(schema.clone());
             ctx.deregister_table(name)?;
             ctx.register_table(name, Arc::new(ListingTable::try_new(cfg)?))?;
         }
@@ -295,12 +317,24 @@ pub struct WarehouseReport {
     pub bytes: u64,
 }
 
-fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {
-    let props = WriterProperties::builder()
+/// How the warehouse's Parquet is written (zstd).
+pub(crate) fn parquet_props() -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).map_err(|e| EngineError::Other(e.to_string()))?,
         ))
-        .build();
+        .build())
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {
+    let props = parquet_props()?;
     let mut buf = Vec::new();
     let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))
         .map_err(|e| EngineError::Other(e.to_string()))?;

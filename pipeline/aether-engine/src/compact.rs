@@ -159,8 +159,14 @@ impl Warehouse {
 
     /// The files a table reads after a compaction: the manifest's parts, and the staging files
     /// of logs it has not absorbed (at their current stamp).
-    pub(crate) async fn table_files(&self, table: &str, m: &Manifest) -> Result<Vec<String>> {
-        let markers = self.markers_by_key().await?;
+    /// `markers` are read on the first staging file found (a fully compacted warehouse has
+    /// none, and reading every log's marker would cost a request per log).
+    pub(crate) async fn table_files(
+        &self,
+        table: &str,
+        m: &Manifest,
+        markers: &mut Option<HashMap<String, LogMarker>>,
+    ) -> Result<Vec<String>> {
         let mut files: Vec<String> = m
             .parts
             .get(table)
@@ -173,8 +179,12 @@ impl Warehouse {
             else {
                 continue;
             };
+            if markers.is_none() {
+                *markers = Some(self.markers_by_key().await?);
+            }
             let absorbed = markers
-                .get(key)
+                .as_ref()
+                .and_then(|mk| mk.get(key))
                 .zip(m.absorbed.get(key))
                 .is_some_and(|(mk, stamp)| &mk.stamp == stamp);
             if !absorbed {
@@ -184,6 +194,7 @@ impl Warehouse {
         Ok(files)
     }
 
+    /// The markers of the ingested logs, by key.
     async fn markers_by_key(&self) -> Result<HashMap<String, LogMarker>> {
         Ok(self
             .markers()

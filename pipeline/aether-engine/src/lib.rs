@@ -271,6 +271,7 @@ impl Warehouse {
         }
         // after a compaction: the manifest's parts and the staging files it has not absorbed
         let manifest = self.manifest().await?;
+        let mut markers = None;
         for (name, schema) in all_schemas() {
             let opts = ListingOptions::new(Arc::new(ParquetFormat::default()))
                 .with_file_extension(".parquet");
@@ -279,7 +280,7 @@ impl Warehouse {
                     ListingTableConfig::new(ListingTableUrl::parse(format!("{}{name}/", self.url))?)
                 }
                 Some(m) => {
-                    let files = self.table_files(name, m).await?;
+                    let files = self.table_files(name, m, &mut markers).await?;
                     if files.is_empty() {
                         ctx.deregister_table(name)?;
                         ctx.register_table(

@@ -269,22 +269,7 @@ pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<
     let rt = runtime()?;
     let b = emr_backend(cfg, &rt);
     let step = rt.block_on(b.step(cluster_id, step_id))?;
-    if !step.state.is_final() {
-        bail!(
-            "step {step_id} on {cluster_id} is {}: qualify it once it has finished",
-            step.state.as_str()
-        );
-    }
-    if step.state != StepState::Completed {
-        eprintln!(
-            "warning: step {step_id} {}{}: qualifying the log it left",
-            step.state.as_str(),
-            step.failure_reason
-                .as_deref()
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default()
-        );
-    }
+    finished(&step, &format!("step {step_id} on {cluster_id}"))?;
     let wait = log_wait(cfg, PlatformArg::Emr);
     let event_log = wait_for(&rt, wait, || b.event_log(cluster_id, step_id))?.ok_or_else(|| {
         anyhow!(
@@ -316,22 +301,17 @@ pub fn step_source(cfg: &ConfigFile, cluster_id: &str, step_id: &str) -> Result<
     })
 }
 
-/// A finished EMR on EKS job run, as [`step_source`] reads it (no cost: the nodes Karpenter
-/// gave a CPU run are not known; qualify's estimate stands for it).
-fn job_run_source(cfg: &ConfigFile, virtual_cluster: &str, run_id: &str) -> Result<StepSource> {
-    let rt = runtime()?;
-    let b = eks_backend(cfg, &rt);
-    let run = rt.block_on(b.job_run(virtual_cluster, run_id))?;
-    let step = run.step.clone();
+/// A source step must have ended to be read; one that did not complete is read with a warning.
+fn finished(step: &aether_platform::StepInfo, what: &str) -> Result<()> {
     if !step.state.is_final() {
         bail!(
-            "job run {run_id} on virtual cluster {virtual_cluster} is {}: qualify it once it has finished",
+            "{what} is {}: qualify it once it has finished",
             step.state.as_str()
         );
     }
     if step.state != StepState::Completed {
         eprintln!(
-            "warning: job run {run_id} {}{}: qualifying the log it left",
+            "warning: {what} {}{}: qualifying the log it left",
             step.state.as_str(),
             step.failure_reason
                 .as_deref()
@@ -339,6 +319,20 @@ fn job_run_source(cfg: &ConfigFile, virtual_cluster: &str, run_id: &str) -> Resu
                 .unwrap_or_default()
         );
     }
+    Ok(())
+}
+
+/// A finished EMR on EKS job run, as [`step_source`] reads it (no cost: the nodes Karpenter
+/// gave a CPU run are not known; qualify's estimate stands for it).
+fn job_run_source(cfg: &ConfigFile, virtual_cluster: &str, run_id: &str) -> Result<StepSource> {
+    let rt = runtime()?;
+    let b = eks_backend(cfg, &rt);
+    let run = rt.block_on(b.job_run(virtual_cluster, run_id))?;
+    let step = run.step.clone();
+    finished(
+        &step,
+        &format!("job run {run_id} on virtual cluster {virtual_cluster}"),
+    )?;
     let wait = log_wait(cfg, PlatformArg::EmrEks);
     let event_log = wait_for(&rt, wait, || Box::pin(b.job_run_event_log(&run)))?.ok_or_else(|| {
         anyhow!(

@@ -107,14 +107,9 @@ fn gpu_test_runs_on_emr_on_eks() {
             cpu_step,
             "--cluster_id",
             cpu_cluster,
-            // a tiny job: let qualify recommend it (so `aether run` tunes it below)
-            "--set",
-            "gpu_speedup_min=0.1",
-            "--set",
-            "category_small_min=0.1",
-            "--set",
-            "unsupported_pct_max=100",
         ])
+        // a tiny job: let qualify recommend it
+        .args(common::RECOMMEND_TINY)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));

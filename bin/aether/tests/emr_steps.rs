@@ -395,14 +395,9 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
             cpu_step,
             "--cluster_id",
             cpu_cluster,
-            // a tiny job: let qualify recommend it
-            "--set",
-            "gpu_speedup_min=0.1",
-            "--set",
-            "category_small_min=0.1",
-            "--set",
-            "unsupported_pct_max=100",
         ])
+        // a tiny job: let qualify recommend it
+        .args(common::RECOMMEND_TINY)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", err(&o));

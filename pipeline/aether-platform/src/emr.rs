@@ -162,15 +162,20 @@ fn other(e: impl std::fmt::Display) -> PlatformError {
     PlatformError::Other(e.to_string())
 }
 
-/// The full text of an SDK error (service code and message, not just "service error").
-fn sdk<E, R>(what: &str, e: aws_sdk_emr::error::SdkError<E, R>) -> PlatformError
+/// The full text of an SDK error (service code and message, not just "service error"), for
+/// any AWS SDK client (they share the smithy error types): `<service> <what>: <code>: <message>`.
+pub(crate) fn sdk_error<E, R>(
+    service: &str,
+    what: &str,
+    e: aws_sdk_emr::error::SdkError<E, R>,
+) -> PlatformError
 where
     E: aws_sdk_emr::error::ProvideErrorMetadata + std::error::Error + 'static,
     R: std::fmt::Debug,
 {
     use aws_sdk_emr::error::ProvideErrorMetadata;
     if let (Some(code), Some(message)) = (e.code(), e.message()) {
-        return PlatformError::Other(format!("EMR {what}: {code}: {message}"));
+        return PlatformError::Other(format!("{service} {what}: {code}: {message}"));
     }
     let mut msg = e.to_string();
     let mut src = std::error::Error::source(&e);
@@ -179,7 +184,15 @@ where
         msg.push_str(&s.to_string());
         src = s.source();
     }
-    PlatformError::Other(format!("EMR {what}: {msg}"))
+    PlatformError::Other(format!("{service} {what}: {msg}"))
+}
+
+fn sdk<E, R>(what: &str, e: aws_sdk_emr::error::SdkError<E, R>) -> PlatformError
+where
+    E: aws_sdk_emr::error::ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    sdk_error("EMR", what, e)
 }
 
 fn state_of(s: Option<&EmrState>) -> ClusterState {
@@ -898,8 +911,9 @@ fn backoff(attempt: u32) -> std::time::Duration {
     std::time::Duration::from_millis(200 * 2u64.pow(attempt.min(6)))
 }
 
-/// Whether an SDK error may pass on a retry: throttling, 5xx, timeouts, lost connections.
-fn transient<E: aws_sdk_emr::error::ProvideErrorMetadata>(
+/// Whether an SDK error (of any AWS SDK client) may pass on a retry: throttling, 5xx, timeouts,
+/// lost connections.
+pub(crate) fn transient<E: aws_sdk_emr::error::ProvideErrorMetadata>(
     e: &aws_sdk_emr::error::SdkError<E, aws_sdk_emr::config::http::HttpResponse>,
 ) -> bool {
     use aws_sdk_emr::error::SdkError;

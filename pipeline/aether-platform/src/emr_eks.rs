@@ -116,18 +116,7 @@ where
     E: aws_sdk_emrcontainers::error::ProvideErrorMetadata + std::error::Error + 'static,
     R: std::fmt::Debug,
 {
-    use aws_sdk_emrcontainers::error::ProvideErrorMetadata;
-    if let (Some(code), Some(message)) = (e.code(), e.message()) {
-        return PlatformError::Other(format!("EMR on EKS {what}: {code}: {message}"));
-    }
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(&e);
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    PlatformError::Other(format!("EMR on EKS {what}: {msg}"))
+    crate::emr::sdk_error("EMR on EKS", what, e)
 }
 
 fn state_of(s: Option<&JobRunState>) -> StepState {
@@ -738,7 +727,7 @@ impl ClusterBackend for EmrEksBackend {
         let out = loop {
             match req.clone().send().await {
                 Ok(o) => break o,
-                Err(e) if attempt + 1 < 4 && transient(&e) => {
+                Err(e) if attempt + 1 < 4 && crate::emr::transient(&e) => {
                     attempt += 1;
                     tokio::time::sleep(std::time::Duration::from_millis(300 * 2u64.pow(attempt)))
                         .await;
@@ -797,26 +786,6 @@ impl ClusterBackend for EmrEksBackend {
         let l = self.load(cluster_id)?;
         let run = self.job_run(&l.virtual_cluster_id, step_id).await?;
         self.job_run_driver_log(&run).await
-    }
-}
-
-/// Whether an SDK error may pass on a retry (throttling, 5xx, lost connections).
-fn transient<E: aws_sdk_emrcontainers::error::ProvideErrorMetadata>(
-    e: &aws_sdk_emrcontainers::error::SdkError<
-        E,
-        aws_sdk_emrcontainers::config::http::HttpResponse,
-    >,
-) -> bool {
-    use aws_sdk_emrcontainers::error::SdkError;
-    match e {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            true
-        }
-        SdkError::ServiceError(s) => {
-            let status = s.raw().status().as_u16();
-            status >= 500 || status == 429
-        }
-        _ => false,
     }
 }
 

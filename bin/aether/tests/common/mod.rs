@@ -205,6 +205,17 @@ impl Emulator {
 }
 pub mod fleet;
 
+/// Qualify settings under which the tests' tiny jobs are recommended for the GPU (so tune and
+/// `aether run` have something to do).
+pub const RECOMMEND_TINY: [&str; 6] = [
+    "--set",
+    "gpu_speedup_min=0.1",
+    "--set",
+    "category_small_min=0.1",
+    "--set",
+    "unsupported_pct_max=100",
+];
+
 /// `aether ARGS` with its home at `home`, to its end.
 pub fn aether(home: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_aether"))

@@ -167,6 +167,16 @@ def eks_op(environ):
                 "EmrContainers" + method)
 
 
+def take_fault(op):
+    """Count a call of `op` and take the next fault injected for it, if any."""
+    with LOCK:
+        CALLS[op] = CALLS.get(op, 0) + 1
+        fault = next((f for f in FAULTS if f["operation"] == op and f["count"] > 0), None)
+        if fault:
+            fault["count"] -= 1
+        return fault
+
+
 def json_error(start_response, status, code, message):
     body = json.dumps({"__type": code, "message": message}).encode()
     reason = {400: "Bad Request", 500: "Internal Server Error", 503: "Service Unavailable"}
@@ -189,12 +199,10 @@ CLUSTER_OPS = {"DescribeStep", "ListSteps", "CancelSteps", "AddJobFlowSteps", "L
                "ListInstanceFleets", "ListBootstrapActions", "GetAutoTerminationPolicy"}
 
 
-def backends():
-    out = []
-    for acct in list(emr_backends.keys()):
-        for region in list(emr_backends[acct].keys()):
-            out.append(emr_backends[acct][region])
-    return out
+def backends(of=None):
+    """moto's backends of a service (EMR by default) in every account and region."""
+    of = emr_backends if of is None else of
+    return [of[acct][region] for acct in list(of.keys()) for region in list(of[acct].keys())]
 
 
 def find_cluster(cluster_id):
@@ -228,11 +236,7 @@ class Emulator:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
-        with LOCK:
-            CALLS[op] = CALLS.get(op, 0) + 1
-            fault = next((f for f in FAULTS if f["operation"] == op and f["count"] > 0), None)
-            if fault:
-                fault["count"] -= 1
+        fault = take_fault(op)
         if fault and fault.get("when", "before") == "before":
             time.sleep(fault["delay_s"])
             if fault["status"] == 200:
@@ -283,11 +287,7 @@ class Emulator:
 
     def rest(self, op, environ, start_response):
         """An emr-containers call: counted, faults applied, then moto (patched above)."""
-        with LOCK:
-            CALLS[op] = CALLS.get(op, 0) + 1
-            fault = next((f for f in FAULTS if f["operation"] == op and f["count"] > 0), None)
-            if fault:
-                fault["count"] -= 1
+        fault = take_fault(op)
         if fault and fault.get("when", "before") == "before":
             time.sleep(fault["delay_s"])
             if fault["status"] != 200:
@@ -536,11 +536,7 @@ def start_step(cluster, step):
 
 
 def eks_backends():
-    out = []
-    for acct in list(emrcontainers_backends.keys()):
-        for region in list(emrcontainers_backends[acct].keys()):
-            out.append(emrcontainers_backends[acct][region])
-    return out
+    return backends(emrcontainers_backends)
 
 
 def eks_defaults(run):
@@ -606,22 +602,10 @@ def start_job_run(run):
 def put_eks_logs(r):
     """The driver's stdout/stderr where S3 monitoring puts them."""
     run = r["job_run"]
-    if not r.get("log_uri"):
-        return
-    b, k = split_s3(r["log_uri"].rstrip("/"))
-    client = s3()
-    for name in ("stderr", "stdout"):
-        path = os.path.join(r["work"], name)
-        if not os.path.exists(path):
-            continue
-        with open(path, "rb") as f:
-            data = f.read()
-        key = (f"{k}/{run.virtual_cluster_id}/jobs/{run.id}/containers/spark-{run.id}/"
-               f"spark-{run.id}-driver/{name}.gz").lstrip("/")
-        try:
-            client.put_object(Bucket=b, Key=key, Body=gzip.compress(data))
-        except Exception as e:
-            print(f"emulator: putting {key}: {e}", file=sys.stderr)
+    if r.get("log_uri"):
+        put_gz_logs(r["work"], r["log_uri"],
+                    f"{run.virtual_cluster_id}/jobs/{run.id}/containers/spark-{run.id}/"
+                    f"spark-{run.id}-driver")
 
 
 def tick_eks():
@@ -655,10 +639,9 @@ def tick_eks():
                               "configuration.")
 
 
-def put_logs(cluster, sid, work, app_id, final):
-    if not cluster.log_uri:
-        return
-    b, k = split_s3(cluster.log_uri.rstrip("/"))
+def put_gz_logs(work, log_uri, folder, stderr_tail=b""):
+    """A run's stderr (and `stderr_tail`) and stdout, gzipped, to `<log_uri>/<folder>/`."""
+    b, k = split_s3(log_uri.rstrip("/"))
     client = s3()
     for name in ("stderr", "stdout"):
         path = os.path.join(work, name)
@@ -666,14 +649,21 @@ def put_logs(cluster, sid, work, app_id, final):
             continue
         with open(path, "rb") as f:
             data = f.read()
-        if final and name == "stderr":
-            data += (f"{time.strftime('%y/%m/%d %H:%M:%S')} INFO Client: Application report for "
-                     f"{app_id} (state: FINISHED)\n").encode()
-        key = f"{k}/{cluster.id}/steps/{sid}/{name}.gz".lstrip("/")
+        if name == "stderr":
+            data += stderr_tail
+        key = f"{k}/{folder}/{name}.gz".lstrip("/")
         try:
             client.put_object(Bucket=b, Key=key, Body=gzip.compress(data))
         except Exception as e:
             print(f"emulator: putting {key}: {e}", file=sys.stderr)
+
+
+def put_logs(cluster, sid, work, app_id, final):
+    if not cluster.log_uri:
+        return
+    tail = (f"{time.strftime('%y/%m/%d %H:%M:%S')} INFO Client: Application report for "
+            f"{app_id} (state: FINISHED)\n").encode() if final else b""
+    put_gz_logs(work, cluster.log_uri, f"{cluster.id}/steps/{sid}", tail)
 
 
 def put_outputs(run):

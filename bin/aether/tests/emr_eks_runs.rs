@@ -11,15 +11,6 @@ mod common;
 
 use common::{err, out};
 
-const JOB: &str = r#"
-import sys
-from pyspark.sql import SparkSession
-s = SparkSession.builder.appName("eks-etl").getOrCreate()
-df = s.read.csv(sys.argv[1], header=True, inferSchema=True)
-df.groupBy("k").sum("v").write.mode("overwrite").parquet(sys.argv[2])
-s.stop()
-"#;
-
 const ROLE: &str = "arn:aws:iam::123456789012:role/emr-eks-gpu-job";
 
 fn job_runs(emu: &common::Emulator) -> serde_json::Map<String, serde_json::Value> {
@@ -44,33 +35,16 @@ fn gpu_test_runs_on_emr_on_eks() {
     let d = tempfile::tempdir().unwrap();
     let home = d.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let job = d.path().join("job.py");
-    std::fs::write(&job, JOB).unwrap();
-
     // production: data and code in S3, a CPU EMR cluster whose event logs go to s3://logs/cpu;
     // the platform team's EMR on EKS virtual cluster on namespace spark-gpu
-    let ids = emu.boto(&format!(
-        "for b in ('data', 'code', 'logs', 'art'): s3.create_bucket(Bucket=b)\n\
-         s3.put_object(Bucket='data', Key='in/part-0.csv', Body=b'k,v\\na,1\\nb,2\\na,3\\nc,4\\n')\n\
-         s3.upload_file('{job}', 'code', 'jobs/etl.py')\n\
-         c = emr.run_job_flow(Name='prod-etl', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/emr/',\n\
-           Instances={{'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'SlaveInstanceType': 'm5d.2xlarge', 'InstanceCount': 3}},\n\
-           Configurations=[{{'Classification': 'spark-defaults', 'Properties': {{'spark.eventLog.dir': 's3://logs/cpu/'}}}}],\n\
-           JobFlowRole='EMR_EC2_DefaultRole', ServiceRole='EMR_DefaultRole')\n\
-         s = emr.add_job_flow_steps(JobFlowId=c['JobFlowId'], Steps=[{{'Name': 'etl', 'ActionOnFailure': 'CONTINUE',\n\
-           'HadoopJarStep': {{'Jar': 'command-runner.jar', 'Args': ['spark-submit', '--deploy-mode', 'cluster',\n\
-             '--conf', 'spark.sql.shuffle.partitions=8', 's3://code/jobs/etl.py', 's3://data/in/', 's3://data/out/agg']}}}}])\n\
-         vc = eks.create_virtual_cluster(name='gpu-tests', containerProvider={{'id': 'analytics', 'type': 'EKS',\n\
-           'info': {{'eksInfo': {{'namespace': 'spark-gpu'}}}}}})['id']\n\
-         print(c['JobFlowId'], s['StepIds'][0], vc)",
-        job = job.display()
-    ));
-    let ids: Vec<&str> = ids.split(' ').collect();
-    let (cpu_cluster, cpu_step, vc) = (ids[0], ids[1], ids[2]);
-    assert_eq!(emu.wait_step(cpu_cluster, cpu_step), "COMPLETED");
-    let prod = || {
-        emu.boto("print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))")
-    };
+    let (cpu_cluster, cpu_step) = emu.production_step(d.path(), "eks-etl", "s3://logs/cpu/");
+    let (cpu_cluster, cpu_step) = (cpu_cluster.as_str(), cpu_step.as_str());
+    let vc = emu.boto(
+        "print(eks.create_virtual_cluster(name='gpu-tests', containerProvider={'id': 'analytics', 'type': 'EKS',\n\
+           'info': {'eksInfo': {'namespace': 'spark-gpu'}}})['id'])",
+    );
+    let vc = vc.as_str();
+    let prod = || emu.production_outputs();
     let prod_before = prod();
 
     // the EKS user's settings, through `config set` (each key checked)

@@ -9,15 +9,6 @@ mod common;
 use common::{err, out};
 use std::path::Path;
 
-const JOB: &str = r#"
-import sys
-from pyspark.sql import SparkSession
-s = SparkSession.builder.appName("emr-steps-etl").getOrCreate()
-df = s.read.csv(sys.argv[1], header=True, inferSchema=True)
-df.groupBy("k").sum("v").write.mode("overwrite").parquet(sys.argv[2])
-s.stop()
-"#;
-
 /// Settings of a user whose test clusters log to `s3://logs` and put artifacts in `s3://art`.
 fn settings(home: &Path) {
     std::fs::create_dir_all(home).unwrap();
@@ -36,31 +27,13 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     let d = tempfile::tempdir().unwrap();
     let home = d.path().join("home");
     settings(&home);
-    let job = d.path().join("job.py");
-    std::fs::write(&job, JOB).unwrap();
-
     // production: data and code in S3, a CPU cluster whose steps log to s3://logs/emr and whose
     // event logs go to s3://logs/cpu-spark (rolling logs, as with spark.eventLog.rolling.enabled)
     emu.control("layout", Some(serde_json::json!({"layout": "rolling"})));
-    let ids = emu.boto(&format!(
-        "for b in ('data', 'code', 'logs', 'art'): s3.create_bucket(Bucket=b)\n\
-         s3.put_object(Bucket='data', Key='in/part-0.csv', Body=b'k,v\\na,1\\nb,2\\na,3\\nc,4\\n')\n\
-         s3.upload_file('{job}', 'code', 'jobs/etl.py')\n\
-         c = emr.run_job_flow(Name='prod-etl', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/emr/',\n\
-           Instances={{'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'SlaveInstanceType': 'm5d.2xlarge', 'InstanceCount': 3}},\n\
-           Configurations=[{{'Classification': 'spark-defaults', 'Properties': {{'spark.eventLog.dir': 's3://logs/cpu-spark/'}}}}],\n\
-           JobFlowRole='EMR_EC2_DefaultRole', ServiceRole='EMR_DefaultRole')\n\
-         s = emr.add_job_flow_steps(JobFlowId=c['JobFlowId'], Steps=[{{'Name': 'etl', 'ActionOnFailure': 'CONTINUE',\n\
-           'HadoopJarStep': {{'Jar': 'command-runner.jar', 'Args': ['spark-submit', '--deploy-mode', 'cluster',\n\
-             '--conf', 'spark.sql.shuffle.partitions=8', 's3://code/jobs/etl.py', 's3://data/in/', 's3://data/out/agg']}}}}])\n\
-         print(c['JobFlowId'], s['StepIds'][0])",
-        job = job.display()
-    ));
-    let (cpu_cluster, cpu_step) = ids.split_once(' ').unwrap();
-    assert_eq!(emu.wait_step(cpu_cluster, cpu_step), "COMPLETED");
-    let prod_before = emu.boto(
-        "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
-    );
+    let (cpu_cluster, cpu_step) =
+        emu.production_step(d.path(), "emr-steps-etl", "s3://logs/cpu-spark/");
+    let (cpu_cluster, cpu_step) = (cpu_cluster.as_str(), cpu_step.as_str());
+    let prod_before = emu.production_outputs();
     assert!(prod_before.contains(".parquet"), "{prod_before}");
 
     // 1. qualify from the step id: DescribeStep -> stderr.gz -> application id -> event log
@@ -276,9 +249,7 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
         "print(sum(1 for o in s3.list_objects_v2(Bucket='{b}', Prefix='{k}/')['Contents'] if o['Key'].endswith('.parquet')))"
     ));
     assert!(written.parse::<i64>().unwrap() >= 1, "{written}");
-    let prod_after = emu.boto(
-        "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
-    );
+    let prod_after = emu.production_outputs();
     assert_eq!(prod_before, prod_after, "production outputs untouched");
 
     // 4. tune: more real runs on the cluster, each profiled into the next config; the second
@@ -453,7 +424,9 @@ fn a_step_qualified_then_rerun_on_a_gpu_test_cluster() {
     assert_eq!(st["clusters"][&made]["state"], "TERMINATED", "{st}");
     assert_eq!(st["alive_steps"], serde_json::json!([]), "{st}");
     assert!(out(&o).contains("PASS"), "{}", out(&o));
-    assert_eq!(prod_before, emu.boto(
-        "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
-    ), "production outputs untouched");
+    assert_eq!(
+        prod_before,
+        emu.production_outputs(),
+        "production outputs untouched"
+    );
 }

@@ -38,6 +38,18 @@ fn apps(home: &Path, source: &[&str]) -> Vec<String> {
     rows
 }
 
+/// `aether ingest` of the fixture inputs into `wh` (with `extra` arguments), succeeded.
+fn ingest(home: &Path, wh: &str, extra: &[&str]) -> std::process::Output {
+    let ins = inputs();
+    let mut args = vec!["ingest"];
+    args.extend(ins.iter().map(String::as_str));
+    args.extend(["--out", wh]);
+    args.extend(extra);
+    let o = aether(home, &args);
+    assert!(o.status.success(), "ingest {extra:?}: {}", err(&o));
+    o
+}
+
 fn ingested(o: &std::process::Output) -> (usize, usize) {
     let e = err(o);
     let n = |after: &str| -> usize {
@@ -57,11 +69,7 @@ fn shards_split_the_logs_once_and_a_retried_shard_redoes_nothing() {
     let ins = inputs();
     let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
     let all_wh = d.path().join("all").display().to_string();
-    let mut args = vec!["ingest"];
-    args.extend(&ins);
-    args.extend(["--out", all_wh.as_str()]);
-    let o = aether(&home, &args);
-    assert!(o.status.success(), "{}", err(&o));
+    let o = ingest(&home, &all_wh, &[]);
     let (total, _) = ingested(&o);
     assert!(total >= 10, "{}", err(&o));
 
@@ -70,12 +78,7 @@ fn shards_split_the_logs_once_and_a_retried_shard_redoes_nothing() {
     let mut per_shard = Vec::new();
     for i in 0..3 {
         let shard = format!("{i}/3");
-        let mut args = vec!["ingest"];
-        args.extend(&ins);
-        args.extend(["--out", wh.as_str(), "--shard", shard.as_str()]);
-        let o = aether(&home, &args);
-        assert!(o.status.success(), "shard {shard}: {}", err(&o));
-        per_shard.push(ingested(&o).0);
+        per_shard.push(ingested(&ingest(&home, &wh, &["--shard", &shard])).0);
     }
     assert_eq!(per_shard.iter().sum::<usize>(), total, "{per_shard:?}");
     assert!(per_shard.iter().all(|&n| n > 0), "{per_shard:?}");
@@ -91,11 +94,7 @@ fn shards_split_the_logs_once_and_a_retried_shard_redoes_nothing() {
     assert_eq!(ids.len(), n, "an app ingested twice: {sharded:?}");
 
     // a retried shard (the runner's retry after a crash) reads nothing again
-    let mut args = vec!["ingest"];
-    args.extend(&ins);
-    args.extend(["--out", wh.as_str(), "--shard", "1/3"]);
-    let o = aether(&home, &args);
-    assert!(o.status.success(), "{}", err(&o));
+    let o = ingest(&home, &wh, &["--shard", "1/3"]);
     assert_eq!(ingested(&o), (0, per_shard[1]), "{}", err(&o));
 
     // a shard is the same logs whatever the order of the inputs, for sql and analyze too
@@ -182,10 +181,7 @@ fn the_spark_fleet_driver_fans_out_retries_and_fails_loudly() {
     );
     assert!(o.status.success(), "{}", err(&o));
     let all_wh = d.path().join("all").display().to_string();
-    let mut args = vec!["ingest"];
-    args.extend(ins.iter().map(String::as_str));
-    args.extend(["--out", all_wh.as_str()]);
-    assert!(aether(&home, &args).status.success());
+    ingest(&home, &all_wh, &[]);
 
     // the bundle as `fleet submit` ships it: `aether` (here a wrapper) at the archive's root
     let marks = d.path().join("marks");
@@ -282,10 +278,7 @@ fn the_k8s_and_batch_manifests_cover_every_log_once() {
     let home = d.path().join("home");
     let ins = inputs();
     let all_wh = d.path().join("all").display().to_string();
-    let mut args = vec!["ingest"];
-    args.extend(ins.iter().map(String::as_str));
-    args.extend(["--out", all_wh.as_str()]);
-    assert!(aether(&home, &args).status.success());
+    ingest(&home, &all_wh, &[]);
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_aether")).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -567,12 +560,7 @@ fn compaction_keeps_every_row_and_survives_crashes() {
     let home = d.path().join("home");
     let whp = d.path().join("wh");
     let wh = whp.display().to_string();
-    let ins = inputs();
-    let mut a = vec!["ingest"];
-    a.extend(ins.iter().map(String::as_str));
-    a.extend(["--out", wh.as_str()]);
-    let o = aether(&home, &a);
-    assert!(o.status.success(), "{}", err(&o));
+    ingest(&home, &wh, &[]);
     let before = figures(&home, &wh);
     let staging_before = parquet_under(&whp.join("tasks"));
     assert!(staging_before.len() >= 10);

@@ -63,7 +63,6 @@ struct Lease {
     virtual_cluster_id: String,
     request_token: String,
     spec: ClusterSpec,
-    gpus_per_node: i64,
     driver_template: String,
     executor_template: String,
     created_ms: i64,
@@ -371,11 +370,6 @@ impl EmrEksBackend {
         }
     }
 
-    /// GPUs of one executor node of a lease (executors per node), as the shape had it.
-    pub fn gpus_per_node(&self, cluster_id: &str) -> Result<i64> {
-        Ok(self.load(cluster_id)?.gpus_per_node.max(1))
-    }
-
     async fn describe_run(&self, cluster_id: &str, run_id: &str) -> Result<StepInfo> {
         let l = self.load(cluster_id)?;
         let mut s = self.job_run(&l.virtual_cluster_id, run_id).await?.step;
@@ -546,11 +540,6 @@ impl ClusterBackend for EmrEksBackend {
             virtual_cluster_id: vc,
             request_token: request_token.to_string(),
             spec: spec.clone(),
-            gpus_per_node: spec
-                .tags
-                .get("aether:gpus-per-node")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1),
             driver_template: driver,
             executor_template: executor,
             created_ms: now,

@@ -155,6 +155,54 @@ impl Emulator {
         self.control("faults", Some(f));
     }
 
+    /// Production as the EMR tests have it: data and code in S3 (buckets data, code, logs, art),
+    /// a CPU cluster whose steps log to `s3://logs/emr/` and whose event logs go to
+    /// `event_log_dir`, and one finished step of the ETL job `app` (`s3://data/in/` ->
+    /// `s3://data/out/agg`). (cluster id, step id).
+    pub fn production_step(
+        &self,
+        dir: &std::path::Path,
+        app: &str,
+        event_log_dir: &str,
+    ) -> (String, String) {
+        let job = dir.join("job.py");
+        std::fs::write(
+            &job,
+            format!(
+                "import sys\nfrom pyspark.sql import SparkSession\n\
+                 s = SparkSession.builder.appName({app:?}).getOrCreate()\n\
+                 df = s.read.csv(sys.argv[1], header=True, inferSchema=True)\n\
+                 df.groupBy(\"k\").sum(\"v\").write.mode(\"overwrite\").parquet(sys.argv[2])\n\
+                 s.stop()\n"
+            ),
+        )
+        .unwrap();
+        let ids = self.boto(&format!(
+            "for b in ('data', 'code', 'logs', 'art'): s3.create_bucket(Bucket=b)\n\
+             s3.put_object(Bucket='data', Key='in/part-0.csv', Body=b'k,v\\na,1\\nb,2\\na,3\\nc,4\\n')\n\
+             s3.upload_file('{job}', 'code', 'jobs/etl.py')\n\
+             c = emr.run_job_flow(Name='prod-etl', ReleaseLabel='emr-7.9.0', LogUri='s3://logs/emr/',\n\
+               Instances={{'KeepJobFlowAliveWhenNoSteps': True, 'MasterInstanceType': 'm5d.xlarge', 'SlaveInstanceType': 'm5d.2xlarge', 'InstanceCount': 3}},\n\
+               Configurations=[{{'Classification': 'spark-defaults', 'Properties': {{'spark.eventLog.dir': '{event_log_dir}'}}}}],\n\
+               JobFlowRole='EMR_EC2_DefaultRole', ServiceRole='EMR_DefaultRole')\n\
+             s = emr.add_job_flow_steps(JobFlowId=c['JobFlowId'], Steps=[{{'Name': 'etl', 'ActionOnFailure': 'CONTINUE',\n\
+               'HadoopJarStep': {{'Jar': 'command-runner.jar', 'Args': ['spark-submit', '--deploy-mode', 'cluster',\n\
+                 '--conf', 'spark.sql.shuffle.partitions=8', 's3://code/jobs/etl.py', 's3://data/in/', 's3://data/out/agg']}}}}])\n\
+             print(c['JobFlowId'], s['StepIds'][0])",
+            job = job.display()
+        ));
+        let (cluster, step) = ids.split_once(' ').unwrap();
+        assert_eq!(self.wait_step(cluster, step), "COMPLETED");
+        (cluster.to_string(), step.to_string())
+    }
+
+    /// Production's outputs (`s3://data/out/`): keys and ETags, to show they were not touched.
+    pub fn production_outputs(&self) -> String {
+        self.boto(
+            "print(sorted((o['Key'], o['ETag']) for o in s3.list_objects_v2(Bucket='data', Prefix='out/')['Contents']))",
+        )
+    }
+
     /// An EMR step's state once it has ended (polled through boto3).
     pub fn wait_step(&self, cluster: &str, step: &str) -> String {
         self.boto(&format!(

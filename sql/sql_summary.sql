@@ -12,7 +12,7 @@ stages_of AS (
     SELECT
         x.app_id, x.app_attempt_id, x.sql_id,
         COUNT(*) AS stage_attempts_count,
-        array_agg(DISTINCT x.stage_id) AS stage_ids,
+        array_sort(array_agg(DISTINCT x.stage_id)) AS stage_ids,
         SUM(s.tasks_count) AS tasks_count,
         SUM(s.tasks_failed_count) AS tasks_failed_count,
         SUM(s.task_time_ms) AS task_time_ms,

@@ -34,6 +34,7 @@ fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
         region: "us-east-1".into(),
         gpu_families: vec!["g6".into()],
         batch_logs,
+        derive: false,
     }
 }
 

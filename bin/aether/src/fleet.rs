@@ -48,12 +48,13 @@ struct ShardWork {
 }
 
 impl ShardWork {
-    /// `ingest LOGS… --out WAREHOUSE --threads T` (the runner adds `--shard i/n`).
+    /// `qualify --event_log LOGS… --warehouse WAREHOUSE --threads T` (the runner adds
+    /// `--shard i/n`): each log's tables and its derived tables, written as it is judged.
     fn command(&self) -> Vec<String> {
-        let mut c = vec!["ingest".to_string()];
+        let mut c = vec!["qualify".to_string(), "--event_log".to_string()];
         c.extend(self.event_log.iter().cloned());
         c.extend([
-            "--out".into(),
+            "--warehouse".into(),
             self.warehouse.clone(),
             "--threads".into(),
             self.threads_per_shard.to_string(),
@@ -82,7 +83,7 @@ enum ManifestKind {
 
 #[derive(Subcommand)]
 enum FleetAction {
-    /// Ingest the fleet's logs into one warehouse as one EMR step: a PySpark job of N tasks, each
+    /// Qualify the fleet's logs into one warehouse (their tables and derived tables) as one EMR step: a PySpark job of N tasks, each
     /// running this aether binary (shipped with libxgboost.so as --archives) on its shard;
     /// Spark retries a failed task.
     Submit {
@@ -242,7 +243,7 @@ fn k8s_job(
     let job = serde_json::json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": "aether-fleet-ingest", "namespace": namespace,
+        "metadata": {"name": "aether-fleet-qualify", "namespace": namespace,
                      "labels": {"app.kubernetes.io/managed-by": "aether"}},
         "spec": {
             "completionMode": "Indexed",
@@ -310,16 +311,16 @@ fn batch_job(
     }
     let doc = serde_json::json!({
         "registerJobDefinition": {
-            "jobDefinitionName": "aether-fleet-ingest",
+            "jobDefinitionName": "aether-fleet-qualify",
             "type": "container",
             "containerProperties": container,
             "retryStrategy": {"attempts": attempts.clamp(1, 10)},
             "tags": {"app": "aether-fleet"}
         },
         "submitJob": {
-            "jobName": "aether-fleet-ingest",
+            "jobName": "aether-fleet-qualify",
             "jobQueue": job_queue,
-            "jobDefinition": "aether-fleet-ingest",
+            "jobDefinition": "aether-fleet-qualify",
             "arrayProperties": {"size": w.shards}
         }
     });
@@ -512,7 +513,7 @@ fn submit(
     };
     let req = StepRequest {
         name: format!(
-            "aether fleet ingest x{} {}",
+            "aether fleet qualify x{} {}",
             w.shards,
             aether_platform::now_ms()
         ),
@@ -604,6 +605,41 @@ fn submit(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `aether-cluster` binary: beside this one (how aether is installed and packaged), else
+/// on the PATH.
+pub fn cluster_binary() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join("aether-cluster")))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("aether-cluster"))
+}
+
+/// Run `aether-cluster ROLE ARGS…` (Ballista's scheduler, executor or SQL client, with aether's
+/// functions): the Ballista stack lives in that binary so that aether's own stays lean.
+pub fn cluster_role(role: &str, args: Vec<String>) -> Result<ExitCode> {
+    let bin = cluster_binary();
+    let mut cmd = std::process::Command::new(&bin);
+    cmd.arg(role).args(&args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // the role replaces this process: signals (Ctrl-C, SIGTERM) reach it directly
+        let e = cmd.exec();
+        Err(anyhow!(
+            "cannot run {} (build or install it beside aether: cargo build -p aether-cluster): {e}",
+            bin.display()
+        ))
+    }
+    #[cfg(not(unix))]
+    {
+        let st = cmd
+            .status()
+            .with_context(|| format!("cannot run {}", bin.display()))?;
+        Ok(ExitCode::from(st.code().unwrap_or(2).clamp(0, 255) as u8))
+    }
 }
 
 #[cfg(test)]

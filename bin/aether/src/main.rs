@@ -182,6 +182,10 @@ struct Inputs {
 struct SqlArgs {
     #[command(flatten)]
     inputs: Inputs,
+    /// Run the query on a Ballista cluster (df://HOST:PORT, started with `aether cluster
+    /// scheduler` and `aether cluster executor`) over --warehouse.
+    #[arg(long, value_name = "df://HOST:PORT", requires = "warehouse")]
+    cluster: Option<String>,
     /// The SQL query.
     query: Option<String>,
 }
@@ -440,6 +444,15 @@ struct QualifyArgs {
     /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
     #[arg(long)]
     config: Option<std::path::PathBuf>,
+    /// Keep what is read in this warehouse (a directory or s3://bucket/prefix), with each
+    /// app's derived tables (qualification, qualification_sql, qualx_features, bottlenecks,
+    /// operators, unsupported_summary under derived/): logs it already holds are skipped. With
+    /// --shard, one task of a fleet run (`aether fleet`). The job history is not written.
+    #[arg(long, value_name = "DIR|s3://…")]
+    warehouse: Option<String>,
+    /// With --warehouse: read again the logs the warehouse already holds.
+    #[arg(long, requires = "warehouse")]
+    force: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -536,8 +549,16 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
         gpu_families: emr.gpu_instance_types.clone(),
         batch_logs: a.batch_logs,
+        derive: a.warehouse.is_some(),
     };
     let tty = std::io::stderr().is_terminal();
+    if let Some(location) = &a.warehouse {
+        if a.platform_job_id.is_some() {
+            eprintln!("error: --warehouse qualifies event logs (--event_log), not a step");
+            return Ok(ExitCode::from(2));
+        }
+        return qualify_to_warehouse(&a, location, &opts, &names);
+    }
     let history_path = cfg.history_db();
     let history = match aether_core::History::open(&history_path) {
         Ok(h) => std::sync::Mutex::new(h),
@@ -607,6 +628,21 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
             }
         }
     }
+    print_qualified(&a, &results, &names)?;
+    Ok(if results.iter().any(|q| q.status == Status::Success) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// Print the apps not qualified, write --output, print the summary (and --explain).
+fn print_qualified(
+    a: &QualifyArgs,
+    results: &[aether_predict::qualify::AppQualification],
+    names: &[String],
+) -> Result<()> {
+    use aether_predict::qualify::Status;
     for q in results
         .iter()
         .filter(|q| q.status != Status::Success || !q.status_reason.is_empty())
@@ -619,9 +655,9 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         );
     }
     if let Some(dir) = &a.output {
-        aether_predict::report::write_outputs(dir, &results, &names)?;
+        aether_predict::report::write_outputs(dir, results, names)?;
     }
-    let summary = aether_predict::report::summary(&results)?;
+    let summary = aether_predict::report::summary(results)?;
     let text = aether_engine::render(
         &summary.schema(),
         std::slice::from_ref(&summary),
@@ -646,11 +682,124 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(if results.iter().any(|q| q.status == Status::Success) {
-        ExitCode::SUCCESS
-    } else {
+    Ok(())
+}
+
+/// `qualify --warehouse`: judge the logs the warehouse does not hold yet and write each one's
+/// raw tables, derived tables and marker as soon as it is judged (a task killed midway keeps
+/// what it finished; its retry skips it).
+fn qualify_to_warehouse(
+    a: &QualifyArgs,
+    location: &str,
+    opts: &aether_predict::qualify::QualifyOptions,
+    names: &[String],
+) -> Result<ExitCode> {
+    use aether_predict::qualify::Status;
+    let t0 = std::time::Instant::now();
+    let rt = aether_ingest::io_runtime();
+    let pending = aether_engine::Warehouse::open(location, &opts.ingest.s3)
+        .and_then(|wh| Ok((wh.pending(&a.event_log, &opts.ingest, a.force, &rt)?, wh)));
+    let (pending, wh) = match pending {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {location}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let written = std::sync::Mutex::new(Vec::new());
+    let failures = std::sync::Mutex::new(Vec::<String>::new());
+    let handle = rt.handle().clone();
+    let results = aether_predict::qualify::qualify_logs(
+        &pending.todo,
+        pending.source_errors.clone(),
+        opts,
+        &rt,
+        |q, read, _, _| {
+            let Some((log, out)) = read else { return };
+            let res = aether_predict::report::warehouse_tables(q, names).and_then(|t| {
+                handle
+                    .block_on(wh.write_log(log, out, &t))
+                    .map_err(anyhow::Error::from)
+            });
+            if let Err(e) = res
+                && let Ok(mut f) = failures.lock()
+            {
+                f.push(format!("{}: not written to {location}: {e:#}", log.display));
+            }
+            // written: a fleet shard's memory stays bounded by its largest app
+            q.derived = Vec::new();
+            if let Ok(mut w) = written.lock() {
+                w.push(aether_ingest::LogReport::of(log, out.clone()));
+            }
+        },
+    );
+    let written = written.into_inner().unwrap_or_default();
+    if let Err(e) = rt.block_on(wh.write_source_errors(&a.event_log, &pending.source_errors)) {
+        eprintln!("warning: {location}: the unreadable inputs are not recorded: {e}");
+    }
+    if a.common.shard.is_none() {
+        print_qualified(a, &results, names)?;
+    }
+    let failures = failures.into_inner().unwrap_or_default();
+    for f in &failures {
+        eprintln!("error: {f}");
+    }
+    let ok = written.iter().filter(|r| r.app_id.is_some()).count();
+    let bytes: u64 = written.iter().map(|r| r.bytes).sum();
+    eprintln!(
+        "ingested {} log(s) ({} with tables, {} qualified, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
+        written.len(),
+        ok,
+        results
+            .iter()
+            .filter(|q| q.status == Status::Success)
+            .count(),
+        bytes as f64 / 1e6,
+        t0.elapsed().as_secs_f64(),
+        pending.skipped.len(),
+        location
+    );
+    if !failures.is_empty() {
+        return Ok(ExitCode::from(2));
+    }
+    if let Some(code) = shard_exit(
+        a.common.shard,
+        &pending.source_errors,
+        written.len(),
+        pending.skipped.len(),
+    ) {
+        return Ok(code);
+    }
+    Ok(if ok == 0 && pending.skipped.is_empty() {
+        eprintln!("error: no event log could be read");
         ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     })
+}
+
+/// A fleet task's exit: an input that could not be listed may pass on a retry (3); a shard
+/// that holds no log has nothing to do (0); else `None` (the command decides).
+fn shard_exit(
+    shard: Option<aether_ingest::Shard>,
+    source_errors: &[aether_ingest::SourceError],
+    written: usize,
+    skipped: usize,
+) -> Option<ExitCode> {
+    let shard = shard?;
+    if !source_errors.is_empty() {
+        eprintln!(
+            "error: shard {shard}: {} input(s) could not be read; the logs read are written, \
+             a retry skips them",
+            source_errors.len()
+        );
+        return Some(ExitCode::from(3));
+    }
+    if written == 0 && skipped == 0 {
+        eprintln!("shard {shard} holds none of the logs: nothing to do");
+        return Some(ExitCode::SUCCESS);
+    }
+    None
 }
 
 fn looks_like_sql(s: &str) -> bool {
@@ -813,6 +962,30 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
+    if let (Some(url), Some(wh)) = (&a.cluster, &a.inputs.warehouse) {
+        let mut args = vec![
+            "--cluster".to_string(),
+            url.clone(),
+            "--warehouse".into(),
+            wh.clone(),
+            "--format".into(),
+            match a.inputs.format {
+                Format::Table => "table",
+                Format::Csv => "csv",
+                Format::Json => "json",
+            }
+            .to_string(),
+        ];
+        let s3 = &a.inputs.common;
+        if let Some(e) = &s3.s3_endpoint {
+            args.extend(["--s3_endpoint".into(), e.clone()]);
+        }
+        if let Some(r) = &s3.region {
+            args.extend(["--s3_region".into(), r.clone()]);
+        }
+        args.push(query);
+        return fleet::cluster_role("sql", args);
+    }
     let rt = runtime()?;
     let (ctx, failed_files) =
         match load(&rt, &a.inputs, &aether_engine::AnalysisSettings::default())? {
@@ -927,21 +1100,13 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
         rep.skipped.len(),
         a.out
     );
-    if let Some(shard) = a.common.shard {
-        // a runner's task: an input that could not be listed may pass on a retry (exit 3);
-        // a shard that holds no log has nothing to do (exit 0)
-        if !rep.source_errors.is_empty() {
-            eprintln!(
-                "error: shard {shard}: {} input(s) could not be read; the logs read are written, \
-                 a retry skips them",
-                rep.source_errors.len()
-            );
-            return Ok(ExitCode::from(3));
-        }
-        if rep.written.is_empty() && rep.skipped.is_empty() {
-            eprintln!("shard {shard} holds none of the logs: nothing to do");
-            return Ok(ExitCode::SUCCESS);
-        }
+    if let Some(code) = shard_exit(
+        a.common.shard,
+        &rep.source_errors,
+        rep.written.len(),
+        rep.skipped.len(),
+    ) {
+        return Ok(code);
     }
     if read_ok == 0 && rep.skipped.is_empty() {
         eprintln!("error: no event log could be read");

@@ -78,6 +78,21 @@ enum ClusterAction {
         #[arg(long = "cluster_id", alias = "cluster-id")]
         cluster_id: String,
     },
+    /// Run a Ballista scheduler with aether's functions, for cross-log SQL over a fleet
+    /// warehouse (`aether sql --cluster df://HOST:PORT`): `aether-cluster scheduler ARGS`
+    /// (--bind, --port, --external_host, --s3_endpoint; see `aether-cluster scheduler --help`).
+    #[command(disable_help_flag = true)]
+    Scheduler {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run a Ballista executor with aether's functions and S3 (`aether-cluster executor ARGS`:
+    /// --scheduler HOST:PORT, --port, --grpc_port, --tasks, --work_dir, --memory_mb).
+    #[command(disable_help_flag = true)]
+    Executor {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Args)]
@@ -476,6 +491,11 @@ fn print_cluster(c: &ClusterInfo) {
 }
 
 pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
+    match a.action {
+        ClusterAction::Scheduler { args } => return crate::fleet::cluster_role("scheduler", args),
+        ClusterAction::Executor { args } => return crate::fleet::cluster_role("executor", args),
+        _ => {}
+    }
     let cfg = load_settings(a.config.as_deref())?;
     // EMR on EKS without a virtual cluster: the capacity only (for a platform team to apply)
     if a.platform == PlatformArg::EmrEks
@@ -543,6 +563,8 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 eprintln!("warning: cluster {cluster_id} terminated but not recorded: {e:#}");
             }
         }
+        // run above, before the settings are read
+        ClusterAction::Scheduler { .. } | ClusterAction::Executor { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }

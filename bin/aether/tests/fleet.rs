@@ -211,10 +211,11 @@ fn the_spark_fleet_driver_fans_out_retries_and_fails_loudly() {
         "--summary",
         summary.to_str().unwrap(),
         "--",
-        "ingest",
+        "qualify",
+        "--event_log",
     ];
     a.extend(ins.iter().map(String::as_str));
-    a.extend(["--out", wh.as_str(), "--threads", "1"]);
+    a.extend(["--warehouse", wh.as_str(), "--threads", "1"]);
     let o = spark_submit(&a);
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&summary)
@@ -701,4 +702,148 @@ fn compaction_keeps_every_row_and_survives_crashes() {
         "the original and its copy, each once"
     );
     assert_ne!(once, with_extra);
+}
+
+/// `query`'s CSV output: its header and its rows, sorted.
+fn csv_rows(home: &Path, source: &[&str], query: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut args = vec!["sql"];
+    args.extend_from_slice(source);
+    args.extend_from_slice(&["--format", "csv", query]);
+    let o = aether(home, &args);
+    assert!(o.status.success(), "{query}: {}", err(&o));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let header = r.headers().unwrap().iter().map(String::from).collect();
+    let mut rows: Vec<Vec<String>> = r
+        .records()
+        .map(|x| x.unwrap().iter().map(String::from).collect())
+        .collect();
+    rows.sort();
+    (header, rows)
+}
+
+/// The same rows, numbers equal to 1e-9 (relative): the same figures summed in another order.
+fn assert_same_rows(got: &[Vec<String>], want: &[Vec<String>], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: row count");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.len(), w.len(), "{what}");
+        for (a, b) in g.iter().zip(w) {
+            let close = match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+                _ => a == b,
+            };
+            assert!(close, "{what}: {g:?} vs {w:?}");
+        }
+    }
+}
+
+/// `qualify --warehouse --shard i/n`: each shard writes its logs' tables and their derived
+/// tables (qualification, per-SQL predictions, QualX features, bottlenecks, operators,
+/// unsupported operators); the warehouse's `derived.*` hold exactly what one local session
+/// computes over the same logs, a retried shard redoes nothing, and compaction keeps every row.
+#[test]
+fn qualify_shards_write_the_derived_tables_a_local_run_computes() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let ins = inputs();
+    let mut local: Vec<&str> = vec!["--event_log"];
+    local.extend(ins.iter().map(String::as_str));
+    let whp = d.path().join("wh");
+    let wh = whp.display().to_string();
+    let in_wh = ["--warehouse", wh.as_str()];
+
+    // ground truth: the views over the same logs in one session, and qualify's own outputs
+    let views = ["bottlenecks", "operators", "unsupported_summary"];
+    let want: Vec<_> = views
+        .iter()
+        .map(|v| csv_rows(&home, &local, &format!("SELECT * FROM {v}")))
+        .collect();
+    let outdir = d.path().join("out");
+    let mut a = vec!["qualify"];
+    a.extend(&local);
+    a.extend(["--output", outdir.to_str().unwrap(), "--format", "csv"]);
+    let o = aether(&home, &a);
+    assert!(o.status.success(), "{}", err(&o));
+    let mut s = csv::Reader::from_path(outdir.join("qualification_summary.csv")).unwrap();
+    let h = s.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (ia, is, id) = (
+        col("App ID"),
+        col("Unrounded GPU Speedup"),
+        col("Estimated GPU Duration"),
+    );
+    let mut speedups: Vec<Vec<String>> = s
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            vec![r[ia].to_string(), r[is].to_string(), r[id].to_string()]
+        })
+        .collect();
+    speedups.sort();
+    assert!(speedups.len() >= 6, "{speedups:?}");
+    let count = |f: &str| {
+        csv::Reader::from_path(outdir.join(f))
+            .unwrap()
+            .records()
+            .count()
+    };
+    let (per_sql, features) = (count("per_sql.csv"), count("features.csv"));
+
+    // two shards into one warehouse
+    let mut written = 0;
+    for shard in ["0/2", "1/2"] {
+        let mut a = vec!["qualify"];
+        a.extend(&local);
+        a.extend(["--warehouse", &wh, "--shard", shard, "--threads", "1"]);
+        let o = aether(&home, &a);
+        assert!(o.status.success(), "shard {shard}: {}", err(&o));
+        assert!(out(&o).is_empty(), "a shard prints no table: {}", out(&o));
+        written += ingested(&o).0;
+    }
+    let all_wh = d.path().join("all").display().to_string();
+    assert_eq!(
+        written,
+        ingested(&ingest(&home, &all_wh, &[])).0,
+        "every log once"
+    );
+    assert_eq!(apps(&home, &in_wh), apps(&home, &["--warehouse", &all_wh]));
+
+    let check = |when: &str| {
+        for (v, (header, rows)) in views.iter().zip(&want) {
+            let (h, got) = csv_rows(&home, &in_wh, &format!("SELECT * FROM derived.{v}"));
+            assert_eq!(&h, header, "{when}: derived.{v}");
+            assert_same_rows(&got, rows, &format!("{when}: derived.{v}"));
+        }
+        let (_, got) = csv_rows(
+            &home,
+            &in_wh,
+            "SELECT app_id, unrounded_gpu_speedup, estimated_gpu_duration \
+             FROM derived.qualification WHERE status = 'SUCCESS'",
+        );
+        assert_same_rows(&got, &speedups, &format!("{when}: derived.qualification"));
+        let (_, n) = csv_rows(
+            &home,
+            &in_wh,
+            "SELECT (SELECT count(*) FROM derived.qualification_sql) AS sqls, \
+             (SELECT count(*) FROM derived.qualx_features) AS featured, \
+             (SELECT count(*) FROM derived.qualification) AS logs",
+        );
+        assert_eq!(n[0][0], per_sql.to_string(), "{when}: per-SQL rows");
+        assert_eq!(n[0][1], features.to_string(), "{when}: features");
+        assert_eq!(n[0][2], written.to_string(), "{when}: one row per log");
+    };
+    check("staging");
+
+    // a retried shard redoes nothing
+    let mut a = vec!["qualify"];
+    a.extend(&local);
+    a.extend(["--warehouse", &wh, "--shard", "1/2"]);
+    let o = aether(&home, &a);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(ingested(&o).0, 0, "{}", err(&o));
+
+    let e = compact(&home, &wh);
+    assert!(e.contains("manifest 1"), "{e}");
+    assert!(parquet_under(&whp.join("derived")).is_empty());
+    assert!(!parquet_under(&whp.join("tables/derived/operators")).is_empty());
+    check("compacted");
 }

@@ -105,7 +105,7 @@ impl Warehouse {
         }
     }
 
-    async fn list_rel(&self, rel: &str) -> Result<Vec<String>> {
+    pub(crate) async fn list_rel(&self, rel: &str) -> Result<Vec<String>> {
         use futures::TryStreamExt;
         let base = self.path(rel);
         let strip = if self.prefix.as_ref().is_empty() {
@@ -236,7 +236,25 @@ impl Warehouse {
                 report.orphans_deleted += 1;
             }
         }
-        let tables: Vec<(&'static str, SchemaRef)> = aether_ingest::tables::all_schemas();
+        let mut tables: Vec<(String, SchemaRef)> = aether_ingest::tables::all_schemas()
+            .into_iter()
+            .map(|(n, s)| (n.to_string(), s))
+            .collect();
+        // the derived tables: their schema from a staging file, else from a part
+        for name in self.derived_tables(Some(&prev)).await? {
+            let dir = format!("{}/{name}", super::DERIVED_DIR);
+            let first = match self.list_rel(&dir).await?.into_iter().next() {
+                Some(f) => Some(f),
+                None => prev
+                    .parts
+                    .get(&dir)
+                    .and_then(|p| p.first())
+                    .map(|p| p.path.clone()),
+            };
+            if let Some(f) = first {
+                tables.push((dir, self.derived_schema(&f).await?));
+            }
+        }
         let absorbed_now = |key: &str| {
             markers
                 .get(key)
@@ -244,7 +262,8 @@ impl Warehouse {
                 .is_some_and(|(mk, s)| &mk.stamp == s)
         };
         let mut staged: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for (t, _) in &tables {
+        let tables = &tables;
+        for (t, _) in tables.iter() {
             for f in self.list_rel(t).await? {
                 let Some(key) = f
                     .strip_prefix(&format!("{t}/"))
@@ -256,7 +275,7 @@ impl Warehouse {
                     self.delete_rel(&f).await?;
                     report.staging_deleted += 1;
                 } else if markers.contains_key(key) {
-                    staged.entry(t).or_default().push(key.to_string());
+                    staged.entry(t.as_str()).or_default().push(key.to_string());
                 }
             }
         }
@@ -303,11 +322,12 @@ impl Warehouse {
         };
         let mut dropped_parts = Vec::new();
         let mut seqno = 0usize;
-        for (t, schema) in &tables {
+        for (t, schema) in tables {
+            let t = t.as_str();
             let out_schema = with_key(schema);
             let mut parts: Vec<Part> = Vec::new();
             // 3. old parts holding a re-ingested log: rewritten without its old rows
-            for p in prev.parts.get(*t).cloned().unwrap_or_default() {
+            for p in prev.parts.get(t).cloned().unwrap_or_default() {
                 if !p.keys.iter().any(|k| superseded.contains(k)) {
                     parts.push(p);
                     continue;
@@ -358,8 +378,10 @@ impl Warehouse {
                         Some(w) => w,
                         None => cur.insert(self.new_part(&out_schema)?),
                     };
-                    for b in self.read_parquet(&format!("{t}/{key}.parquet")).await? {
-                        let b = add_key(&b, key, &out_schema)?;
+                    let file = format!("{t}/{key}.parquet");
+                    for b in self.read_parquet(&file).await? {
+                        let b = add_key(&b, key, &out_schema)
+                            .map_err(|e| other(format!("{file}: {e}")))?;
                         w.rows += b.num_rows() as u64;
                         w.writer.write(&b).map_err(other)?;
                     }

@@ -136,11 +136,11 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat)
                     .with_header(true)
                     .build(&mut buf);
                 if batches.is_empty() {
-                    w.write(&RecordBatch::new_empty(schema.clone()))
+                    w.write(&nested_as_text(&RecordBatch::new_empty(schema.clone()))?)
                         .map_err(other)?;
                 }
                 for b in batches {
-                    w.write(b).map_err(other)?;
+                    w.write(&nested_as_text(b)?).map_err(other)?;
                 }
             }
             String::from_utf8(buf).map_err(|e| EngineError::Other(e.to_string()))
@@ -151,6 +151,36 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat)
             Ok(if s.is_empty() { "[]".to_string() } else { s })
         }
     }
+}
+
+/// `b` with its nested columns (lists, structs, maps), which CSV cannot hold, as their text
+/// (`[a, b]`, `{k: v}`), as the table format prints them.
+fn nested_as_text(b: &RecordBatch) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{ArrayRef, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+    let nested = |t: &DataType| t.is_nested();
+    if !b.schema().fields().iter().any(|f| nested(f.data_type())) {
+        return Ok(b.clone());
+    }
+    let other = |e: datafusion::arrow::error::ArrowError| EngineError::Other(e.to_string());
+    let opts = FormatOptions::default();
+    let mut fields = Vec::new();
+    let mut cols: Vec<ArrayRef> = Vec::new();
+    for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+        if !nested(f.data_type()) {
+            fields.push(f.as_ref().clone());
+            cols.push(c.clone());
+            continue;
+        }
+        let fmt = ArrayFormatter::try_new(c.as_ref(), &opts).map_err(other)?;
+        let text: StringArray = (0..c.len())
+            .map(|i| c.is_valid(i).then(|| fmt.value(i).to_string()))
+            .collect();
+        fields.push(Field::new(f.name(), DataType::Utf8, true));
+        cols.push(Arc::new(text));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(other)
 }
 
 /// `batches` as one JSON array of row objects, every column a key in every row (`null` when
@@ -301,8 +331,113 @@ impl Warehouse {
             ctx.deregister_table(name)?;
             ctx.register_table(name, Arc::new(ListingTable::try_new(cfg)?))?;
         }
+        self.register_derived(ctx, manifest.as_ref(), &mut markers)
+            .await
+    }
+
+    /// Register the derived tables the warehouse holds as `derived.<table>`.
+    async fn register_derived(
+        &self,
+        ctx: &SessionContext,
+        manifest: Option<&compact::Manifest>,
+        markers: &mut Option<std::collections::HashMap<String, LogMarker>>,
+    ) -> Result<()> {
+        let tables = self.derived_tables(manifest).await?;
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let catalog = ctx
+            .catalog("aether")
+            .ok_or_else(|| EngineError::Other("no catalog aether".into()))?;
+        let schema_provider = Arc::new(datafusion::catalog::MemorySchemaProvider::new());
+        catalog.register_schema(DERIVED_DIR, schema_provider.clone())?;
+        for name in tables {
+            let dir = format!("{DERIVED_DIR}/{name}");
+            let files = match manifest {
+                Some(m) => self.table_files(&dir, m, markers).await?,
+                None => self.list_rel(&dir).await?,
+            };
+            let files: Vec<String> = files
+                .into_iter()
+                .filter(|f| f.ends_with(".parquet"))
+                .collect();
+            let Some(first) = files.first() else { continue };
+            let schema = self.derived_schema(first).await?;
+            let urls = files
+                .iter()
+                .map(|f| ListingTableUrl::parse(format!("{}{f}", self.url)))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let opts = ListingOptions::new(Arc::new(ParquetFormat::default()))
+                .with_file_extension(".parquet");
+            let cfg = ListingTableConfig::new_with_multi_paths(urls)
+                .with_listing_options(opts)
+                .with_schema(schema);
+            use datafusion::catalog::SchemaProvider;
+            schema_provider.register_table(name, Arc::new(ListingTable::try_new(cfg)?))?;
+        }
         Ok(())
     }
+
+    /// The names of the derived tables: folders under `derived/`, and compacted ones.
+    pub async fn derived_tables(
+        &self,
+        manifest: Option<&compact::Manifest>,
+    ) -> Result<Vec<String>> {
+        let mut names = std::collections::BTreeSet::new();
+        match self
+            .store
+            .list_with_delimiter(Some(&self.path(DERIVED_DIR)))
+            .await
+        {
+            Ok(l) => {
+                for p in l.common_prefixes {
+                    if let Some(n) = p.filename()
+                        && !n.starts_with('_')
+                    {
+                        names.insert(n.to_string());
+                    }
+                }
+            }
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if let Some(m) = manifest {
+            for t in m.parts.keys() {
+                if let Some(n) = t.strip_prefix(&format!("{DERIVED_DIR}/")) {
+                    names.insert(n.to_string());
+                }
+            }
+        }
+        Ok(names.into_iter().collect())
+    }
+
+    /// A derived table's schema, from one of its files' footer: every column nullable, without
+    /// the `log_key` a compacted part adds.
+    // ParquetObjectReader is deprecated in parquet 59 for a hand-made AsyncFileReader; it reads
+    // the footer only (two ranged GETs), which is all a schema needs
+    #[allow(deprecated)]
+    pub(crate) async fn derived_schema(&self, rel: &str) -> Result<SchemaRef> {
+        use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
+        use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
+        let reader = ParquetObjectReader::new(self.store.clone(), self.path(rel));
+        let builder = ParquetRecordBatchStreamBuilder::new(reader)
+            .await
+            .map_err(|e| EngineError::Other(format!("{rel}: {e}")))?;
+        Ok(nullable(builder.schema(), true))
+    }
+}
+
+/// `schema` with every field nullable (and without `log_key` when `drop_key`): the derived
+/// tables' rows come from views whose declared nullability varies with the data.
+pub fn nullable(schema: &SchemaRef, drop_key: bool) -> SchemaRef {
+    Arc::new(datafusion::arrow::datatypes::Schema::new(
+        schema
+            .fields()
+            .iter()
+            .filter(|f| !(drop_key && f.name() == "log_key"))
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// Outcome of writing a warehouse.
@@ -345,6 +480,106 @@ fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The per-app tables derived from each log (its qualification, QualX features, bottlenecks,
+/// operators, unsupported operators), written under `derived/<table>/<log key>.parquet` beside
+/// the raw tables and registered as `derived.<table>`: fleet-wide questions need no deep view
+/// stacks or aether functions on the engine that asks them (Athena, Trino, Spark, Ballista).
+pub const DERIVED_DIR: &str = "derived";
+
+/// The logs of `inputs` a warehouse still needs, the ones it holds unchanged, and the inputs
+/// that could not be listed.
+pub struct Pending {
+    pub todo: Vec<LogSource>,
+    pub skipped: Vec<String>,
+    pub source_errors: Vec<aether_ingest::SourceError>,
+}
+
+impl Warehouse {
+    /// Discover `inputs` (with the shard of `opts`) and split them into the logs to read and the
+    /// logs already held with the same size and mtime/ETag (all read again with `force`).
+    pub fn pending(
+        &self,
+        inputs: &[String],
+        opts: &IngestOptions,
+        force: bool,
+        rt: &tokio::runtime::Runtime,
+    ) -> Result<Pending> {
+        let (logs, source_errors) = aether_ingest::discover(inputs, opts, rt);
+        let markers = rt.block_on(self.markers())?;
+        let mut p = Pending {
+            todo: Vec::new(),
+            skipped: Vec::new(),
+            source_errors,
+        };
+        for l in logs {
+            match markers.get(&l.display) {
+                Some(m) if !force && m.stamp == l.stamp() => p.skipped.push(l.display.clone()),
+                _ => p.todo.push(l),
+            }
+        }
+        Ok(p)
+    }
+
+    /// Write one log's tables, its errors and its `derived` tables (name, rows), then its marker
+    /// (last: a log whose marker is missing is read again, and its files are overwritten).
+    pub async fn write_log(
+        &self,
+        log: &LogSource,
+        out: &aether_ingest::LogOutcome,
+        derived: &[(String, RecordBatch)],
+    ) -> Result<()> {
+        let key = log_key(&log.display);
+        if let Some(app) = &out.app {
+            for (name, batch) in &app.batches {
+                self.put(&format!("{name}/{key}.parquet"), parquet_bytes(batch)?)
+                    .await?;
+            }
+        }
+        for (name, batch) in derived {
+            self.put(
+                &format!("{DERIVED_DIR}/{name}/{key}.parquet"),
+                parquet_bytes(batch)?,
+            )
+            .await?;
+        }
+        let errs = aether_ingest::error_batch(&[], out.errors.iter());
+        self.put(
+            &format!("ingest_errors/{key}.parquet"),
+            parquet_bytes(&errs)?,
+        )
+        .await?;
+        let marker = LogMarker {
+            source: log.display.clone(),
+            stamp: log.stamp(),
+            key,
+            app_id: out.app.as_ref().map(|a| a.app_id.clone()),
+        };
+        self.put(
+            &format!("_logs/{}.json", marker.key),
+            serde_json::to_vec(&marker).map_err(|e| EngineError::Other(e.to_string()))?,
+        )
+        .await
+    }
+
+    /// Record the inputs that could not be listed in `ingest_errors/`.
+    pub async fn write_source_errors(
+        &self,
+        inputs: &[String],
+        errors: &[aether_ingest::SourceError],
+    ) -> Result<()> {
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let errs = aether_ingest::error_batch(errors, std::iter::empty());
+        let key = log_key(&format!("inputs:{}", inputs.join(",")));
+        self.put(
+            &format!("ingest_errors/inputs-{key}.parquet"),
+            parquet_bytes(&errs)?,
+        )
+        .await
+    }
+}
+
 /// Ingest `inputs` into the warehouse at `location`: one Parquet file per log and table, written
 /// as each log finishes (nothing already written is lost if a later log fails), logs already in
 /// the warehouse with the same size and mtime/ETag skipped. Errors go to `ingest_errors/`.
@@ -356,50 +591,21 @@ pub fn ingest_to_warehouse(
 ) -> Result<WarehouseReport> {
     let rt = aether_ingest::io_runtime();
     let wh = Warehouse::open(location, &opts.s3)?;
-    let (logs, source_errors) = aether_ingest::discover(inputs, opts, &rt);
-    let markers = rt.block_on(wh.markers())?;
+    let Pending {
+        todo,
+        skipped,
+        source_errors,
+    } = wh.pending(inputs, opts, force, &rt)?;
     let mut report = WarehouseReport {
         source_errors,
+        skipped,
         ..Default::default()
     };
-    let mut todo: Vec<LogSource> = Vec::new();
-    for l in logs {
-        match markers.get(&l.display) {
-            Some(m) if !force && m.stamp == l.stamp() => report.skipped.push(l.display.clone()),
-            _ => todo.push(l),
-        }
-    }
     let written = std::sync::Mutex::new(Vec::new());
     let failures = std::sync::Mutex::new(Vec::<String>::new());
     let handle = rt.handle().clone();
     aether_ingest::read_logs(&todo, opts, &rt, |log, out| {
-        let key = log_key(&log.display);
-        let write = || -> Result<()> {
-            if let Some(app) = &out.app {
-                for (name, batch) in &app.batches {
-                    handle.block_on(
-                        wh.put(&format!("{name}/{key}.parquet"), parquet_bytes(batch)?),
-                    )?;
-                }
-            }
-            let errs = aether_ingest::error_batch(&[], out.errors.iter());
-            handle.block_on(wh.put(
-                &format!("ingest_errors/{key}.parquet"),
-                parquet_bytes(&errs)?,
-            ))?;
-            let marker = LogMarker {
-                source: log.display.clone(),
-                stamp: log.stamp(),
-                key: key.clone(),
-                app_id: out.app.as_ref().map(|a| a.app_id.clone()),
-            };
-            handle.block_on(wh.put(
-                &format!("_logs/{key}.json"),
-                serde_json::to_vec(&marker).unwrap_or_default(),
-            ))?;
-            Ok(())
-        };
-        if let Err(e) = write()
+        if let Err(e) = handle.block_on(wh.write_log(log, &out, &[]))
             && let Ok(mut f) = failures.lock()
         {
             f.push(format!(
@@ -407,15 +613,8 @@ pub fn ingest_to_warehouse(
                 log.display
             ));
         }
-        let rep = aether_ingest::LogReport {
-            source: log.display.clone(),
-            app_id: out.app.as_ref().map(|a| a.app_id.clone()),
-            errors: out.errors,
-            bytes: out.bytes,
-            lines: out.lines,
-        };
         if let Ok(mut w) = written.lock() {
-            w.push(rep);
+            w.push(aether_ingest::LogReport::of(log, out));
         }
     });
     let failures = failures.into_inner().unwrap_or_default();
@@ -425,13 +624,6 @@ pub fn ingest_to_warehouse(
     report.written = written.into_inner().unwrap_or_default();
     report.written.sort_by(|a, b| a.source.cmp(&b.source));
     report.bytes = report.written.iter().map(|r| r.bytes).sum();
-    if !report.source_errors.is_empty() {
-        let errs = aether_ingest::error_batch(&report.source_errors, std::iter::empty());
-        let key = log_key(&format!("inputs:{}", inputs.join(",")));
-        rt.block_on(wh.put(
-            &format!("ingest_errors/inputs-{key}.parquet"),
-            parquet_bytes(&errs)?,
-        ))?;
-    }
+    rt.block_on(wh.write_source_errors(inputs, &report.source_errors))?;
     Ok(report)
 }

@@ -234,10 +234,82 @@ pub async fn register_views_materialized(
 ) -> Result<()> {
     ctx.deregister_table(SETTINGS_TABLE)?;
     ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
+    define_views(ctx, materialize, None).await
+}
+
+/// Views a Ballista 55 cluster does not answer as local DataFusion does, with why: a cluster
+/// session leaves them (and the views over them) out; their per-app rows are in the warehouse's
+/// `derived.*` tables, computed locally by each shard.
+pub const LOCAL_ONLY: &[(&str, &str)] = &[
+    ("unsupported_summary", UNNEST),
+    ("profile_job_level_aggregated_task_metrics", UNNEST),
+    ("profile_sql_level_aggregated_task_metrics", UNNEST),
+    ("profile_stage_level_aggregated_task_metrics", UNNEST),
+    ("profile_io_metrics", UNNEST),
+    ("profile_gpu_app_level_aggregated_task_metrics", UNNEST),
+    ("executor_idle", INTERLEAVE),
+    ("bottlenecks", HANG),
+    ("qualx_sql_agg", HANG),
+    ("qualx_stage_agg", HANG),
+    ("qualx_features", HANG),
+    ("unsupported_operators", HANG),
+    ("profile_slowness", HANG),
+    ("profile_gpu_task_metrics", HANG),
+    ("profile_health", HANG),
+];
+const UNNEST: &str = "its UNNEST does not survive Ballista's plan serialization (the scheduler cannot decode the plan: no field __unnest_placeholder)";
+const INTERLEAVE: &str =
+    "its UNION is re-planned by the scheduler into an InterleaveExec that fails (can_interleave)";
+const HANG: &str = "its job never finishes on Ballista 55 (the executors' task metrics do not match the scheduler's plan, or its stages stay pending)";
+
+/// Like [`register_views`] for a session whose plans leave the process (a Ballista cluster):
+/// the settings are a view of literals, since in-memory tables do not serialize, and the
+/// views of [`LOCAL_ONLY`] (and those over them) are left out.
+pub async fn register_views_portable(
+    ctx: &SessionContext,
+    settings: &AnalysisSettings,
+) -> Result<()> {
+    ctx.deregister_table(SETTINGS_TABLE)?;
+    let cols: Vec<String> = settings
+        .pairs()
+        .iter()
+        .map(|(k, v)| format!("CAST({v:?} AS DOUBLE) AS {k}"))
+        .collect();
+    ctx.sql(&format!(
+        "CREATE VIEW {SETTINGS_TABLE} AS SELECT {}",
+        cols.join(", ")
+    ))
+    .await?;
+    define_views(ctx, &[], Some(&portable_views()?)).await
+}
+
+/// The views a cluster session has: all but [`LOCAL_ONLY`] and the views over them.
+pub fn portable_views() -> Result<Vec<&'static str>> {
+    let mut left_out: BTreeSet<&str> = LOCAL_ONLY.iter().map(|(v, _)| *v).collect();
+    let mut keep = Vec::new();
+    for (name, sql) in ordered_views()? {
+        if left_out.contains(name) || left_out.iter().any(|o| mentions(sql, o)) {
+            left_out.insert(name);
+        } else {
+            keep.push(name);
+        }
+    }
+    Ok(keep)
+}
+
+/// Define the views (see [`register_views_materialized`]) once the settings are registered:
+/// those of `only` when given.
+async fn define_views(
+    ctx: &SessionContext,
+    materialize: &[&str],
+    only: Option<&[&str]>,
+) -> Result<()> {
     let ordered = ordered_views()?;
     // the views needed: those named, and (walking back in dependency order) what they mention
     let mut needed: BTreeSet<&str> = BTreeSet::new();
-    if materialize.is_empty() {
+    if let Some(only) = only {
+        needed.extend(only.iter().copied());
+    } else if materialize.is_empty() {
         needed.extend(ordered.iter().map(|(n, _)| *n));
     } else {
         needed.extend(materialize.iter().copied());

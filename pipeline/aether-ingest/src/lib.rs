@@ -113,6 +113,11 @@ pub struct LogReport {
 }
 
 impl LogReport {
+    /// The report of a log read (its tables dropped).
+    pub fn of(log: &LogSource, out: LogOutcome) -> LogReport {
+        split(log, out).0
+    }
+
     /// Whether the log was read without any problem.
     pub fn ok(&self) -> bool {
         self.app_id.is_some() && self.errors.is_empty()

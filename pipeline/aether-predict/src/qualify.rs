@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use aether_engine::{AnalysisSettings, SessionContext};
 use anyhow::Result;
+use datafusion::arrow::record_batch::RecordBatch;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -77,6 +78,9 @@ pub struct AppQualification {
     pub tuning: Vec<crate::autotuner::Setting>,
     /// The same, as a spark-defaults file with the reasons as comments.
     pub spark_conf: String,
+    /// With [`QualifyOptions::derive`]: this app's rows of the derived views
+    /// ([`DERIVED_VIEWS`]), by view.
+    pub derived: Vec<(String, RecordBatch)>,
 }
 
 /// One result row, by column name.
@@ -148,6 +152,7 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
         cluster: None,
         tuning: Vec::new(),
         spark_conf: String::new(),
+        derived: Vec::new(),
     }
 }
 
@@ -464,6 +469,9 @@ pub struct QualifyOptions {
     /// Small logs judged together in one session, at most this many (1: one session per log;
     /// default [`BATCH_LOGS`]).
     pub batch_logs: usize,
+    /// Keep each app's rows of [`DERIVED_VIEWS`] in [`AppQualification::derived`] (the per-app
+    /// tables a fleet warehouse holds).
+    pub derive: bool,
 }
 
 /// Logs judged together in one session: at most this many logs by default…
@@ -554,6 +562,25 @@ pub fn qualify_inputs(
 ) -> Vec<AppQualification> {
     let rt = aether_ingest::io_runtime();
     let (logs, source_errors) = aether_ingest::discover(inputs, &o.ingest, &rt);
+    qualify_logs(&logs, source_errors, o, &rt, |q, _, done, total| {
+        each(q, done, total)
+    })
+}
+
+/// [`qualify_inputs`] of logs already discovered; `each` also gets the log and what was read
+/// of it (its tables), e.g. to keep them in a warehouse.
+pub fn qualify_logs(
+    logs: &[aether_ingest::LogSource],
+    source_errors: Vec<aether_ingest::SourceError>,
+    o: &QualifyOptions,
+    rt: &tokio::runtime::Runtime,
+    each: impl Fn(
+        &mut AppQualification,
+        Option<(&aether_ingest::LogSource, &aether_ingest::LogOutcome)>,
+        usize,
+        usize,
+    ) + Sync,
+) -> Vec<AppQualification> {
     let index: HashMap<&str, usize> = logs
         .iter()
         .enumerate()
@@ -562,9 +589,15 @@ pub fn qualify_inputs(
     let results: std::sync::Mutex<Vec<(usize, AppQualification)>> = Default::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let judge = |batch: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>| {
+        // what was read of each log (its batches are shared, not copied)
+        let read: HashMap<String, (aether_ingest::LogSource, aether_ingest::LogOutcome)> = batch
+            .iter()
+            .map(|(l, lo)| (l.display.clone(), (l.clone(), lo.clone())))
+            .collect();
         for (name, mut q) in qualify_batch(batch, o) {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            each(&mut q, n, logs.len());
+            let src = read.get(&name).map(|(l, lo)| (l, lo));
+            each(&mut q, src, n, logs.len());
             if let Ok(mut r) = results.lock() {
                 r.push((index[name.as_str()], q));
             }
@@ -575,7 +608,7 @@ pub fn qualify_inputs(
         n => n,
     };
     let batcher = std::sync::Mutex::new(Batcher::new(o.batch_logs, BATCH_BYTES, 2 * threads));
-    aether_ingest::read_logs(&logs, &o.ingest, &rt, |log, out| {
+    aether_ingest::read_logs(logs, &o.ingest, rt, |log, out| {
         let bytes = out.bytes;
         let item = (log.clone(), out);
         let ready = match item.1.app.as_ref().map(|a| a.app_id.clone()) {
@@ -711,6 +744,22 @@ const QUALIFY_VIEWS: &[&str] = &[
     "profile_shuffle_skew_check",
 ];
 
+/// The rows of `app` in a batch with an `app_id` column.
+fn rows_of_app(all: &RecordBatch, app: &str) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{Array, StringArray};
+    let ids = all
+        .column_by_name("app_id")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| anyhow::anyhow!("a derived view without a Utf8 app_id column"))?;
+    let mask: datafusion::arrow::array::BooleanArray = (0..ids.len())
+        .map(|i| Some(ids.is_valid(i) && ids.value(i) == app))
+        .collect();
+    Ok(datafusion::arrow::compute::filter_record_batch(all, &mask)?)
+}
+
+/// The views whose rows [`QualifyOptions::derive`] keeps per app.
+pub const DERIVED_VIEWS: &[&str] = &["bottlenecks", "operators", "unsupported_summary"];
+
 /// Judge logs (each with its app id) in one session.
 fn qualify_session(
     logs: &[(aether_ingest::LogSource, String, aether_ingest::LogOutcome)],
@@ -718,16 +767,47 @@ fn qualify_session(
 ) -> Result<Vec<(String, AppQualification)>> {
     let ing = aether_ingest::ingested_batch(logs.iter().map(|(log, _, lo)| (log, lo.clone())));
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
-    let mut facts = rt.block_on(async {
+    let (mut facts, derived) = rt.block_on(async {
         let ctx = aether_engine::session_with_partitions(1);
         aether_engine::register_ingested(&ctx, &ing)?;
-        aether_engine::views::register_views_materialized(&ctx, &o.settings, QUALIFY_VIEWS).await?;
-        SessionFacts::read(&ctx, o).await
+        let mut views = QUALIFY_VIEWS.to_vec();
+        if o.derive {
+            let extra: Vec<&str> = DERIVED_VIEWS
+                .iter()
+                .copied()
+                .filter(|v| !QUALIFY_VIEWS.contains(v))
+                .collect();
+            views.extend(extra);
+        }
+        aether_engine::views::register_views_materialized(&ctx, &o.settings, &views).await?;
+        let facts = SessionFacts::read(&ctx, o).await?;
+        // each derived view's rows for every app of the session, as one batch
+        let mut derived: Vec<(&str, RecordBatch)> = Vec::new();
+        if o.derive {
+            for v in DERIVED_VIEWS {
+                let (schema, batches) =
+                    aether_engine::query(&ctx, &format!("SELECT * FROM {v}")).await?;
+                let schema = aether_engine::nullable(&schema, false);
+                let batches = batches
+                    .into_iter()
+                    .map(|b| b.with_schema(schema.clone()))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                let all = datafusion::arrow::compute::concat_batches(&schema, &batches)?;
+                derived.push((v, all));
+            }
+        }
+        anyhow::Ok((facts, derived))
     })?;
     logs.iter()
         .map(|(log, app_id, lo)| {
             let name = log.display.clone();
             let mut q = qualify_app(&mut facts, app_id, &name, o)?;
+            if o.derive {
+                q.derived = derived
+                    .iter()
+                    .map(|(v, all)| Ok((v.to_string(), rows_of_app(all, app_id)?)))
+                    .collect::<Result<_>>()?;
+            }
             if let (Some(first), Status::Success) = (lo.errors.first(), q.status) {
                 q.status_reason = format!(
                     "{} unreadable line(s) skipped, first: {}",
@@ -779,6 +859,7 @@ mod tests {
             region: "us-east-1".into(),
             gpu_families: vec!["g6".into()],
             batch_logs: BATCH_LOGS,
+            derive: false,
         }
     }
 

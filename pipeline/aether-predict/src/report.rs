@@ -427,3 +427,100 @@ pub fn write_outputs(dir: &Path, results: &[AppQualification], names: &[String])
     }
     Ok(())
 }
+
+/// A column name as a warehouse table has it: snake case (`Estimated GPU Speedup` →
+/// `estimated_gpu_speedup`, `sqlID` → `sql_id`).
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev: Option<char> = None;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            if c.is_ascii_uppercase()
+                && prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+            {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+        prev = Some(c);
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// `b` with its columns renamed by `rename` and every column nullable.
+fn renamed(b: &RecordBatch, rename: impl Fn(&str) -> String) -> Result<RecordBatch> {
+    let fields: Vec<Field> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| Field::new(rename(f.name()), f.data_type().clone(), true))
+        .collect();
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        b.columns().to_vec(),
+    )?)
+}
+
+/// The per-app tables a fleet warehouse keeps of one log (`derived/<table>/`), by table:
+/// `qualification` (one row: the log's status and, when qualified, the figures of
+/// `qualification_summary.csv` in snake case), `qualification_sql` (QualX's per-SQL
+/// predictions), `qualx_features` (the features the model was given) and the rows of the
+/// derived views kept by [`crate::qualify::QualifyOptions::derive`].
+pub fn warehouse_tables(
+    q: &AppQualification,
+    names: &[String],
+) -> Result<Vec<(String, RecordBatch)>> {
+    let one = std::slice::from_ref(q);
+    let st = status(one)?;
+    let st_names = [
+        "event_log",
+        "status",
+        "app_id",
+        "attempt_id",
+        "app_name",
+        "status_reason",
+    ];
+    let mut fields: Vec<Field> = Vec::new();
+    let mut cols: Vec<ArrayRef> = Vec::new();
+    for (i, n) in st_names.iter().enumerate() {
+        fields.push(Field::new(*n, DataType::Utf8, true));
+        cols.push(st.column(i).clone());
+    }
+    fields.push(Field::new("start_ms", DataType::Int64, true));
+    cols.push(Arc::new(Int64Array::from(vec![q.start_ms])));
+    // the summary's figures (no row unless qualified: then NULL)
+    let sum = qualification_summary(one)?;
+    for (f, c) in sum.schema().fields().iter().zip(sum.columns()) {
+        let n = snake_case(f.name());
+        if st_names.contains(&n.as_str()) || n.starts_with("aether_") {
+            continue;
+        }
+        fields.push(Field::new(n, f.data_type().clone(), true));
+        cols.push(if c.len() == 1 {
+            c.clone()
+        } else {
+            datafusion::arrow::array::new_null_array(f.data_type(), 1)
+        });
+    }
+    let qualification = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
+    let key_names = |n: &str| match n {
+        "appId" => "app_id".to_string(),
+        "sqlID" => "sql_id".to_string(),
+        n => n.to_string(),
+    };
+    let mut out = vec![
+        ("qualification".to_string(), qualification),
+        (
+            "qualification_sql".to_string(),
+            renamed(&per_sql(one)?, snake_case)?,
+        ),
+        (
+            "qualx_features".to_string(),
+            renamed(&features(one, names)?, key_names)?,
+        ),
+    ];
+    out.extend(q.derived.iter().cloned());
+    Ok(out)
+}

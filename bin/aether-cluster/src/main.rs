@@ -172,19 +172,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             s3,
         } => {
             let (scheduler_host, scheduler_port) = host_port(&scheduler)?;
-            let work_dir = match work_dir {
-                Some(d) => {
-                    std::fs::create_dir_all(&d).with_context(|| format!("--work_dir {d}"))?;
-                    d
-                }
-                None => {
-                    let d = std::env::temp_dir()
-                        .join(format!("aether-executor-{}-{port}", std::process::id()));
-                    std::fs::create_dir_all(&d)
-                        .with_context(|| format!("work directory {}", d.display()))?;
-                    d.display().to_string()
-                }
-            };
+            let work_dir = work_dir.unwrap_or_else(|| {
+                std::env::temp_dir()
+                    .join(format!("aether-executor-{}-{port}", std::process::id()))
+                    .display()
+                    .to_string()
+            });
+            std::fs::create_dir_all(&work_dir)
+                .with_context(|| format!("work directory {work_dir}"))?;
             let cfg = roles::executor_config(roles::ExecutorSpec {
                 scheduler_host,
                 scheduler_port,

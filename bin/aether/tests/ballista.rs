@@ -5,20 +5,12 @@
 
 mod common;
 
-use common::{err, out};
+use common::{err, free_port, out};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Cluster processes, stopped on drop.

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::fleet::{self, HOSTILE};
-use common::start_ui;
+use common::{free_port, start_ui};
 use serde_json::{Value, json};
 
 /// A chromedriver on a free port, stopped on drop.
@@ -29,14 +29,6 @@ impl Drop for Driver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn chromedriver() -> Driver {

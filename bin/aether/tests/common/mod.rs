@@ -47,12 +47,17 @@ impl Moto {
     }
 }
 
-pub fn start_moto() -> Moto {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+/// A loopback port free at the time of the call.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
+        .port()
+}
+
+pub fn start_moto() -> Moto {
+    let port = free_port();
     let mut moto = Command::new("moto_server")
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(std::process::Stdio::null())

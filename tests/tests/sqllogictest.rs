@@ -61,9 +61,10 @@ impl Aether {
         self.views().await
     }
 
+    /// The settings, and the views forgotten: each statement defines the views it reads
+    /// (lazily, as `aether sql` does), so the suite runs every view through that path.
     async fn views(&self) -> Result<(), SltError> {
-        aether_engine::register_views(&self.ctx, &self.settings)
-            .await
+        aether_engine::views::reset_views(&self.ctx, &self.settings)
             .map_err(|e| SltError(e.to_string()))
     }
 }
@@ -136,6 +137,9 @@ impl sqllogictest::AsyncDB for Aether {
             self.views().await?;
             return Ok(DBOutput::StatementComplete(0));
         }
+        aether_engine::views::register_views_for(&self.ctx, trimmed)
+            .await
+            .map_err(|e| SltError(e.to_string()))?;
         let df = self
             .ctx
             .sql(trimmed)

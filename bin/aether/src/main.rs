@@ -10,8 +10,10 @@ mod eks;
 mod fleet;
 mod optimize;
 mod profile;
+mod progress;
 mod report;
 mod run;
+mod shell;
 mod tune;
 mod validate;
 
@@ -125,6 +127,10 @@ struct Common {
     /// n runners given the same inputs read each log exactly once between them.
     #[arg(long)]
     shard: Option<aether_ingest::Shard>,
+    /// No progress on stderr (it is drawn only when stderr is a terminal, for reads that take
+    /// more than a moment).
+    #[arg(long)]
+    quiet: bool,
 }
 
 impl Common {
@@ -136,7 +142,23 @@ impl Common {
                 endpoint: self.s3_endpoint.clone(),
             },
             shard: self.shard,
+            progress: None,
         }
+    }
+
+    /// [`Common::ingest_options`] with a progress display of the reading (`what`: "reading",
+    /// "qualifying") when stderr is a terminal and not `--quiet`; it is cleared when dropped.
+    fn ingest_options_shown(
+        &self,
+        what: &'static str,
+    ) -> (IngestOptions, Option<progress::Display>) {
+        let mut opts = self.ingest_options();
+        if !progress::wanted(self.quiet) {
+            return (opts, None);
+        }
+        let p = std::sync::Arc::new(aether_ingest::Progress::default());
+        opts.progress = Some(p.clone());
+        (opts, Some(progress::Display::start(p, what)))
     }
 }
 
@@ -186,7 +208,11 @@ struct SqlArgs {
     /// scheduler` and `aether cluster executor`) over --warehouse.
     #[arg(long, value_name = "df://HOST:PORT", requires = "warehouse")]
     cluster: Option<String>,
-    /// The SQL query.
+    /// Write the result to FILE instead of stdout, in the format of its extension: .csv, .json
+    /// or .parquet (replaced whole once the query has run).
+    #[arg(long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    /// The SQL query (none: an interactive shell on a terminal, else the statements on stdin).
     query: Option<String>,
 }
 
@@ -477,7 +503,6 @@ fn settings_from(
 
 fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
     use aether_predict::qualify::{QualifyOptions, Status};
-    use std::io::IsTerminal;
     let settings = match settings_from(&a.set) {
         Ok(s) => s,
         Err(code) => return Ok(code),
@@ -539,25 +564,25 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
     } else {
         None
     };
+    let (ingest, shown) = a.common.ingest_options_shown("qualifying");
     let opts = QualifyOptions {
         platform,
         model: std::sync::Mutex::new(model),
         settings,
         explain: a.explain.unwrap_or(5),
-        ingest: a.common.ingest_options(),
+        ingest,
         catalog,
         region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
         gpu_families: emr.gpu_instance_types.clone(),
         batch_logs: a.batch_logs,
         derive: a.warehouse.is_some(),
     };
-    let tty = std::io::stderr().is_terminal();
     if let Some(location) = &a.warehouse {
         if a.platform_job_id.is_some() {
             eprintln!("error: --warehouse qualifies event logs (--event_log), not a step");
             return Ok(ExitCode::from(2));
         }
-        return qualify_to_warehouse(&a, location, &opts, &names);
+        return qualify_to_warehouse(&a, location, &opts, &names, shown);
     }
     let history_path = cfg.history_db();
     let history = match aether_core::History::open(&history_path) {
@@ -592,7 +617,7 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         },
         _ => None,
     };
-    let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, done, total| {
+    let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, _done, _total| {
         // each app is recorded as soon as it is judged: a run killed midway keeps what it did
         if q.status == Status::Success {
             match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
@@ -604,20 +629,8 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
                 Err(e) => eprintln!("warning: {}: not recorded: {e}", q.event_log),
             }
         }
-        if tty {
-            let width = 30;
-            let filled = done * width / total.max(1);
-            let log = q.event_log.rsplit('/').next().unwrap_or(&q.event_log);
-            eprint!(
-                "\r[{}{}] {done}/{total} {log}\x1b[K",
-                "#".repeat(filled),
-                ".".repeat(width - filled),
-            );
-        }
     });
-    if tty {
-        eprintln!();
-    }
+    drop(shown);
     if let Some(src) = &step {
         let same = |l: &str| l.trim_end_matches('/') == src.event_log.trim_end_matches('/');
         for q in results.iter().filter(|q| same(&q.event_log)) {
@@ -693,6 +706,7 @@ fn qualify_to_warehouse(
     location: &str,
     opts: &aether_predict::qualify::QualifyOptions,
     names: &[String],
+    shown: Option<progress::Display>,
 ) -> Result<ExitCode> {
     use aether_predict::qualify::Status;
     let t0 = std::time::Instant::now();
@@ -733,6 +747,7 @@ fn qualify_to_warehouse(
             }
         },
     );
+    drop(shown);
     let written = written.into_inner().unwrap_or_default();
     if let Err(e) = rt.block_on(wh.write_source_errors(&a.event_log, &pending.source_errors)) {
         eprintln!("warning: {location}: the unreadable inputs are not recorded: {e}");
@@ -853,23 +868,37 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// When a session's views are defined.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Views {
+    /// All of them, up front (`analyze` reads most of them).
+    All,
+    /// Each when a statement first reads it (`sql`: a query plans only the views it needs).
+    OnDemand,
+}
+
 /// A session with the tables of the logs (or the warehouse), the UDFs and the views; whether
 /// any file had problems. `Err(code)` when nothing could be loaded (reported on stderr).
 fn load(
     rt: &tokio::runtime::Runtime,
     inputs: &Inputs,
     settings: &aether_engine::AnalysisSettings,
+    views: Views,
 ) -> Result<std::result::Result<(aether_engine::SessionContext, bool), ExitCode>> {
     let (event_log, warehouse) = (&inputs.event_log, inputs.warehouse.as_deref());
     if event_log.is_empty() && warehouse.is_none() {
         eprintln!("error: give --event_log PATH… or --warehouse DIR");
         return Ok(Err(ExitCode::from(2)));
     }
-    let opts = inputs.common.ingest_options();
+    let (opts, shown) = inputs.common.ingest_options_shown("reading");
     let ctx = aether_engine::session();
     let mut failed_files = false;
+    // several apps' rows may be mixed only with more than one log or a warehouse
+    let mut apps_may_repeat = warehouse.is_some();
     if !event_log.is_empty() {
         let ing: Ingested = aether_ingest::ingest(event_log, &opts);
+        drop(shown);
+        apps_may_repeat |= ing.logs.len() > 1;
         let problems = warn_problems(&ing.source_errors, &ing.logs);
         failed_files = problems > 0;
         if !ing.any_app() {
@@ -891,7 +920,11 @@ fn load(
             return Ok(Err(ExitCode::from(2)));
         }
     }
-    if let Err(e) = rt.block_on(aether_engine::register_views(&ctx, settings)) {
+    let registered = match views {
+        Views::All => rt.block_on(aether_engine::register_views(&ctx, settings)),
+        Views::OnDemand => aether_engine::views::register_settings(&ctx, settings),
+    };
+    if let Err(e) = registered {
         eprintln!("error: {e}");
         return Ok(Err(ExitCode::from(2)));
     }
@@ -899,7 +932,7 @@ fn load(
     let dup =
         "SELECT app_id, COALESCE(attempt_id, '') AS attempt, string_agg(event_log, ', ') AS logs
                FROM applications GROUP BY app_id, attempt_id HAVING COUNT(*) > 1 ORDER BY app_id";
-    if let Ok(rows) = rt.block_on(aether_engine::analyze::json_rows(&ctx, dup)) {
+    if apps_may_repeat && let Ok(rows) = rt.block_on(aether_engine::analyze::json_rows(&ctx, dup)) {
         for r in rows {
             let f = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
             eprintln!(
@@ -923,7 +956,7 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let rt = runtime()?;
-    let (ctx, failed_files) = match load(&rt, &a.inputs, &settings)? {
+    let (ctx, failed_files) = match load(&rt, &a.inputs, &settings, Views::All)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
@@ -948,6 +981,7 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
 }
 
 fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
+    use std::io::IsTerminal;
     // `--event_log A B "SELECT …"`: the flag takes several values, so the query may land last
     if a.query.is_none()
         && let Some(last) = a.inputs.event_log.last()
@@ -956,13 +990,15 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     {
         a.query = a.inputs.event_log.pop();
     }
-    let Some(query) = a.query.clone() else {
-        eprintln!(
-            "error: no SQL query given (e.g. aether sql --event_log LOG \"SELECT * FROM applications\")"
-        );
-        return Ok(ExitCode::from(2));
-    };
-    if let (Some(url), Some(wh)) = (&a.cluster, &a.inputs.warehouse) {
+    if let Some(url) = &a.cluster {
+        let (Some(query), Some(wh)) = (a.query.clone(), &a.inputs.warehouse) else {
+            eprintln!("error: --cluster runs one query given on the command line");
+            return Ok(ExitCode::from(2));
+        };
+        if a.output.is_some() {
+            eprintln!("error: --output is not supported with --cluster (redirect stdout)");
+            return Ok(ExitCode::from(2));
+        }
         let mut args = vec![
             "--cluster".to_string(),
             url.clone(),
@@ -986,23 +1022,55 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         args.push(query);
         return fleet::cluster_role("sql", args);
     }
-    let rt = runtime()?;
-    let (ctx, failed_files) =
-        match load(&rt, &a.inputs, &aether_engine::AnalysisSettings::default())? {
-            Ok(x) => x,
-            Err(code) => return Ok(code),
-        };
-    match rt.block_on(aether_engine::query(&ctx, &query)) {
-        Ok((schema, batches)) => {
-            let text = aether_engine::render(&schema, &batches, a.inputs.format.into())?;
-            println!("{}", text.trim_end());
-        }
-        Err(e) => {
-            eprintln!("error: query failed: {e}");
-            return Ok(ExitCode::from(2));
-        }
+    if let Some(out) = &a.output
+        && let Err(e) = aether_engine::FileFormat::of(out)
+    {
+        eprintln!("error: --output {e}");
+        return Ok(ExitCode::from(2));
     }
-    Ok(if a.inputs.strict && failed_files {
+    // no query: a shell on a terminal, else the statements on stdin
+    let interactive = a.query.is_none() && std::io::stdin().is_terminal();
+    let script = match &a.query {
+        Some(q) => q.clone(),
+        None if interactive => String::new(),
+        None => match shell::read_stdin() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: reading the statements on stdin: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    let rt = runtime()?;
+    let (ctx, failed_files) = match load(
+        &rt,
+        &a.inputs,
+        &aether_engine::AnalysisSettings::default(),
+        Views::OnDemand,
+    )? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let mut sh = shell::Shell::new(&rt, ctx, a.inputs.format.into(), interactive);
+    if let Some(out) = a.output.clone() {
+        sh.output_to(out)?;
+    }
+    if interactive {
+        let from = match (&a.inputs.warehouse, a.inputs.event_log.len()) {
+            (Some(w), 0) => format!("the warehouse {w}"),
+            (Some(w), n) => format!("{n} event log input(s) and the warehouse {w}"),
+            (None, n) => format!("{n} event log input(s)"),
+        };
+        sh.interactive(&format!(
+            "aether {} SQL shell over {from}",
+            env!("CARGO_PKG_VERSION")
+        ))?;
+    } else {
+        sh.run_text(&script);
+    }
+    // a mistyped statement in the shell is shown and forgotten; in a query or script it fails
+    let failed_statements = sh.errors > 0 && !interactive;
+    Ok(if failed_statements || (a.inputs.strict && failed_files) {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
@@ -1079,9 +1147,11 @@ fn cmd_config(a: ConfigArgs) -> Result<ExitCode> {
 }
 
 fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
-    let opts = a.common.ingest_options();
+    let (opts, shown) = a.common.ingest_options_shown("ingesting");
     let t0 = std::time::Instant::now();
-    let rep = match aether_engine::ingest_to_warehouse(&a.inputs, &a.out, &opts, a.force) {
+    let rep = aether_engine::ingest_to_warehouse(&a.inputs, &a.out, &opts, a.force);
+    drop(shown);
+    let rep = match rep {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -153,6 +153,74 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat)
     }
 }
 
+/// A result file's format, from its extension (`.csv`, `.json`, `.parquet`, any case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    /// CSV with a header (nested columns as text).
+    Csv,
+    /// One JSON array of row objects.
+    Json,
+    /// Parquet (zstd), the result's own schema.
+    Parquet,
+}
+
+impl FileFormat {
+    /// The format `path`'s extension names; an error naming the file otherwise.
+    pub fn of(path: &std::path::Path) -> Result<FileFormat> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "csv" => Ok(FileFormat::Csv),
+            "json" => Ok(FileFormat::Json),
+            "parquet" => Ok(FileFormat::Parquet),
+            _ => Err(EngineError::Other(format!(
+                "{}: the output format comes from the extension: .csv, .json or .parquet",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// Write a result to `path` in the format of its extension ([`FileFormat::of`]): into a
+/// temporary file beside it, renamed over `path` only once complete, so a failure leaves any
+/// earlier file whole.
+pub fn write_result(
+    path: &std::path::Path,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
+    let format = FileFormat::of(path)?;
+    let named = |e: &dyn std::fmt::Display| EngineError::Other(format!("{}: {e}", path.display()));
+    let bytes = match format {
+        FileFormat::Csv => render(schema, batches, OutputFormat::Csv)?.into_bytes(),
+        FileFormat::Json => {
+            let mut b = render(schema, batches, OutputFormat::Json)?.into_bytes();
+            b.push(b'\n');
+            b
+        }
+        FileFormat::Parquet => {
+            let mut buf = Vec::new();
+            let mut w = ArrowWriter::try_new(&mut buf, schema.clone(), Some(parquet_props()?))
+                .map_err(|e| named(&e))?;
+            for b in batches {
+                w.write(b).map_err(|e| named(&e))?;
+            }
+            w.close().map_err(|e| named(&e))?;
+            buf
+        }
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| named(&e))?;
+    std::io::Write::write_all(&mut tmp, &bytes).map_err(|e| named(&e))?;
+    tmp.persist(path).map_err(|e| named(&e.error))?;
+    Ok(())
+}
+
 /// `b` with its nested columns (lists, structs, maps), which CSV cannot hold, as their text
 /// (`[a, b]`, `{k: v}`), as the table format prints them.
 fn nested_as_text(b: &RecordBatch) -> Result<RecordBatch> {

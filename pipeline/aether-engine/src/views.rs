@@ -223,6 +223,77 @@ pub async fn register_views(ctx: &SessionContext, settings: &AnalysisSettings) -
     register_views_materialized(ctx, settings, &[]).await
 }
 
+/// Register the settings table alone: with it, [`register_views_for`] can define views on
+/// demand.
+pub fn register_settings(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<()> {
+    ctx.deregister_table(SETTINGS_TABLE)?;
+    ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
+    Ok(())
+}
+
+/// Set the settings and forget every view defined so far (a view's plan holds the settings
+/// table it was planned with): [`register_views_for`] defines them again as statements need them.
+pub fn reset_views(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<()> {
+    for (name, _) in VIEW_FILES {
+        ctx.deregister_table(*name)?;
+    }
+    register_settings(ctx, settings)
+}
+
+/// The views a statement needs, in dependency order: those it mentions (whole words, any case)
+/// and the views those mention, transitively; every view when it lists the catalog
+/// (`information_schema`, `SHOW …`), which names them all.
+pub fn views_needed(sql: &str) -> Result<Vec<&'static str>> {
+    let lower = sql.to_ascii_lowercase();
+    let ordered = ordered_views()?;
+    let lists_catalog =
+        mentions(&lower, "information_schema") || lower.trim_start().starts_with("show");
+    if lists_catalog {
+        return Ok(ordered.iter().map(|(n, _)| *n).collect());
+    }
+    let mut needed: BTreeSet<&str> = ordered
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| mentions(&lower, n))
+        .collect();
+    close_over_dependencies(&ordered, &mut needed);
+    Ok(ordered
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| needed.contains(n))
+        .collect())
+}
+
+/// Add to `needed` every view that a view of it mentions, transitively (`ordered` in
+/// dependency order, so one walk from the end suffices).
+fn close_over_dependencies(ordered: &[(&'static str, &'static str)], needed: &mut BTreeSet<&str>) {
+    for (name, sql) in ordered.iter().rev() {
+        if needed.contains(name) {
+            for (other, _) in ordered {
+                if other != name && mentions(sql, other) {
+                    needed.insert(other);
+                }
+            }
+        }
+    }
+}
+
+/// Define the views `sql` needs ([`views_needed`]) that the session does not have yet (after
+/// [`register_settings`]); returns the views defined now. A session that defines views on
+/// demand plans only what its statements read: `SELECT 1` plans none.
+pub async fn register_views_for(ctx: &SessionContext, sql: &str) -> Result<Vec<&'static str>> {
+    let mut missing = Vec::new();
+    for name in views_needed(sql)? {
+        if !ctx.table_exist(name)? {
+            missing.push(name);
+        }
+    }
+    if !missing.is_empty() {
+        define_views(ctx, &[], Some(&missing)).await?;
+    }
+    Ok(missing)
+}
+
 /// Like [`register_views`], but each view named in `materialize` is computed once, right after
 /// it is defined, and kept as an in-memory table that the views after it read; and only those
 /// views and the views they need are registered. For a session over one small log this saves
@@ -232,8 +303,7 @@ pub async fn register_views_materialized(
     settings: &AnalysisSettings,
     materialize: &[&str],
 ) -> Result<()> {
-    ctx.deregister_table(SETTINGS_TABLE)?;
-    ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
+    register_settings(ctx, settings)?;
     define_views(ctx, materialize, None).await
 }
 
@@ -313,15 +383,7 @@ async fn define_views(
         needed.extend(ordered.iter().map(|(n, _)| *n));
     } else {
         needed.extend(materialize.iter().copied());
-        for (name, sql) in ordered.iter().rev() {
-            if needed.contains(name) {
-                for (other, _) in &ordered {
-                    if other != name && mentions(sql, other) {
-                        needed.insert(other);
-                    }
-                }
-            }
-        }
+        close_over_dependencies(&ordered, &mut needed);
     }
     for (name, sql) in ordered {
         if !needed.contains(name) {
@@ -376,6 +438,82 @@ mod tests {
         assert!(pos("stage_summary") < pos("sql_summary"));
         assert!(pos("sql_summary") < pos("row_counts"));
         assert!(pos("app_summary") < pos("row_counts"));
+    }
+
+    /// A session over empty tables, with the settings and no view yet.
+    fn bare_session() -> SessionContext {
+        let ctx = crate::session();
+        crate::register_ingested(&ctx, &Default::default()).unwrap();
+        register_settings(&ctx, &AnalysisSettings::default()).unwrap();
+        ctx
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_statement_defines_only_the_views_it_reads() {
+        block_on(async {
+            let ctx = bare_session();
+            assert_eq!(
+                register_views_for(&ctx, "SELECT 1").await.unwrap(),
+                Vec::<&str>::new()
+            );
+            let all: Vec<&str> = VIEW_FILES.iter().map(|(n, _)| *n).collect();
+            assert!(all.iter().all(|v| !ctx.table_exist(*v).unwrap()));
+
+            // any case; the view and what it reads, in dependency order, nothing else
+            let defined = register_views_for(&ctx, "select count(*) from SQL_SUMMARY")
+                .await
+                .unwrap();
+            let pos = |n: &str| defined.iter().position(|x| *x == n);
+            assert!(pos("stage_jobs") < pos("stage_summary"), "{defined:?}");
+            assert!(pos("stage_summary") < pos("sql_summary"), "{defined:?}");
+            assert_eq!(defined.last(), Some(&"sql_summary"));
+            for v in &all {
+                assert_eq!(ctx.table_exist(*v).unwrap(), defined.contains(v), "{v}");
+            }
+            assert!(!defined.contains(&"bottlenecks") && !defined.contains(&"qualx_features"));
+            ctx.sql("SELECT count(*) FROM sql_summary")
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            // defined once: the next statement over it defines nothing
+            assert!(
+                register_views_for(
+                    &ctx,
+                    "SELECT * FROM sql_summary s JOIN stage_summary t USING (app_id)"
+                )
+                .await
+                .unwrap()
+                .is_empty()
+            );
+            // listing the catalog defines every view, so the listing is whole
+            let rest = register_views_for(&ctx, "SHOW TABLES").await.unwrap();
+            assert_eq!(rest.len() + defined.len(), all.len());
+
+            // every view, each in a session of its own, plans and runs with only what it pulled in
+            for v in &all {
+                let ctx = bare_session();
+                let defined = register_views_for(&ctx, &format!("SELECT * FROM {v}"))
+                    .await
+                    .unwrap();
+                assert_eq!(defined.last(), Some(v));
+                let df = ctx
+                    .sql(&format!("SELECT * FROM {v}"))
+                    .await
+                    .unwrap_or_else(|e| panic!("{v} with {defined:?}: {e}"));
+                df.collect()
+                    .await
+                    .unwrap_or_else(|e| panic!("{v} with {defined:?}: {e}"));
+            }
+        });
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub use read::{ErrorRow, LogOutcome};
 pub use source::{LogSource, S3Options, SourceError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// How to ingest.
@@ -35,6 +36,31 @@ pub struct IngestOptions {
     pub s3: S3Options,
     /// Only the logs of this shard (`--shard i/n`).
     pub shard: Option<Shard>,
+    /// Counters of the reading, for a progress display.
+    pub progress: Option<std::sync::Arc<Progress>>,
+}
+
+/// How far the reading has gone, updated by the reader threads as they go: logs found and read,
+/// and the logs' stored bytes (compressed, as on disk or S3) in all and read so far. A display
+/// polls it; nothing here prints.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub logs_total: AtomicU64,
+    pub logs_done: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub bytes_done: AtomicU64,
+}
+
+impl Progress {
+    /// `(logs done, logs in all, bytes read, bytes in all)`.
+    pub fn snapshot(&self) -> (u64, u64, u64, u64) {
+        (
+            self.logs_done.load(Ordering::Relaxed),
+            self.logs_total.load(Ordering::Relaxed),
+            self.bytes_done.load(Ordering::Relaxed),
+            self.bytes_total.load(Ordering::Relaxed),
+        )
+    }
 }
 
 /// Shard `index` of `count` (`--shard i/n`, i from 0): the logs whose stable key — a 64-bit
@@ -221,6 +247,12 @@ where
     F: Fn(&LogSource, LogOutcome) + Sync,
 {
     let threads = opts.threads();
+    let progress = opts.progress.as_ref();
+    if let Some(p) = progress {
+        p.logs_total.fetch_add(logs.len() as u64, Ordering::Relaxed);
+        p.bytes_total
+            .fetch_add(logs.iter().map(LogSource::size).sum(), Ordering::Relaxed);
+    }
     let mut order: Vec<usize> = (0..logs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(estimated_bytes(&logs[i])));
     let queue = Mutex::new(order.into_iter());
@@ -234,9 +266,12 @@ where
                     let log = &logs[i];
                     let inner = if estimated_bytes(log) > (32 << 20) { threads } else { 1 };
                     let t0 = Instant::now();
-                    let out = read::read_log(log, &handle, inner);
+                    let out = read::read_log(log, &handle, inner, progress);
                     tracing::debug!(uri = %log.display, bytes = out.bytes, elapsed_ms = t0.elapsed().as_millis() as u64, "log read");
                     each(log, out);
+                    if let Some(p) = progress {
+                        p.logs_done.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             });
         }

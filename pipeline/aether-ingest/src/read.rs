@@ -81,16 +81,40 @@ fn open_raw(loc: &Location, rt: &tokio::runtime::Handle) -> io::Result<Box<dyn R
     }
 }
 
-/// Open a part: detect its codec (name, confirmed by magic bytes) and return the decoded stream.
+/// A stored (compressed) stream that counts what it reads into a [`crate::Progress`].
+struct Counted {
+    inner: Box<dyn Read + Send>,
+    progress: std::sync::Arc<crate::Progress>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress
+            .bytes_done
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Open a part: detect its codec (name, confirmed by magic bytes) and return the decoded stream
+/// (its stored bytes counted into `progress` as they are read, when given).
 pub fn open_part(
     loc: &Location,
     rt: &tokio::runtime::Handle,
+    progress: Option<&std::sync::Arc<crate::Progress>>,
 ) -> Result<(Codec, Box<dyn Read + Send>), String> {
-    let raw = open_raw(loc, rt).map_err(|e| match e.kind() {
+    let mut raw = open_raw(loc, rt).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => "no such file".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => format!("cannot open: {e}"),
     })?;
+    if let Some(p) = progress {
+        raw = Box::new(Counted {
+            inner: raw,
+            progress: p.clone(),
+        });
+    }
     let mut raw = BufReader::with_capacity(1 << 16, raw);
     let head = peek(&mut raw, 16).map_err(|e| format!("cannot read: {e}"))?;
     let codec = codec::detect(&loc.file_name(), &head)?;
@@ -247,7 +271,12 @@ fn chunk_lines(
 }
 
 /// Read one log into tables. `threads` > 1 parses chunks in parallel (for large logs).
-pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) -> LogOutcome {
+pub fn read_log(
+    log: &LogSource,
+    rt: &tokio::runtime::Handle,
+    threads: usize,
+    progress: Option<&std::sync::Arc<crate::Progress>>,
+) -> LogOutcome {
     let mut state = AppState::new(log.display.clone(), log.size());
     let mut errors: Vec<ErrorRow> = Vec::new();
     let part_names: Vec<String> = log.parts.iter().map(|p| p.location.display()).collect();
@@ -285,7 +314,7 @@ pub fn read_log(log: &LogSource, rt: &tokio::runtime::Handle, threads: usize) ->
     // Open every part first (cheap), so an unreadable part is reported even in parallel mode.
     let mut readers: Vec<(usize, Box<dyn Read + Send>)> = Vec::new();
     for (i, part) in log.parts.iter().enumerate() {
-        match open_part(&part.location, rt) {
+        match open_part(&part.location, rt, progress) {
             Ok((_, mut r)) => {
                 if i == 0 {
                     // the first decoded bytes must look like JSON: a driver log or binary is not an event log

@@ -567,8 +567,9 @@ pub fn qualify_inputs(
     })
 }
 
-/// [`qualify_inputs`] of logs already discovered; `each` also gets the log and what was read
-/// of it (its tables), e.g. to keep them in a warehouse.
+/// [`qualify_inputs`] of logs already discovered; with `o.derive`, `each` also gets the log and
+/// what was read of it (its tables), to keep them in a warehouse (else `None`: nothing is kept
+/// past its batch).
 pub fn qualify_logs(
     logs: &[aether_ingest::LogSource],
     source_errors: Vec<aether_ingest::SourceError>,
@@ -589,11 +590,16 @@ pub fn qualify_logs(
     let results: std::sync::Mutex<Vec<(usize, AppQualification)>> = Default::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let judge = |batch: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>| {
-        // what was read of each log (its batches are shared, not copied)
-        let read: HashMap<String, (aether_ingest::LogSource, aether_ingest::LogOutcome)> = batch
-            .iter()
-            .map(|(l, lo)| (l.display.clone(), (l.clone(), lo.clone())))
-            .collect();
+        // what was read of each log, for a caller keeping it (its batches shared, not copied)
+        let read: HashMap<String, (aether_ingest::LogSource, aether_ingest::LogOutcome)> =
+            if o.derive {
+                batch
+                    .iter()
+                    .map(|(l, lo)| (l.display.clone(), (l.clone(), lo.clone())))
+                    .collect()
+            } else {
+                HashMap::new()
+            };
         for (name, mut q) in qualify_batch(batch, o) {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let src = read.get(&name).map(|(l, lo)| (l, lo));

@@ -7,6 +7,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -18,7 +19,7 @@ Statements end with ';' and may span lines. Dot commands:
   .tables              the tables (event-log tables, derived.* of a warehouse)
   .views               the views (sql/*.sql and those you create)
   .schema NAME         the columns of a table or view
-  .format table|csv|json
+  .format table|csv|json   (.mode too)
   .output [FILE]       results to FILE (appended; .csv / .json set the format), none: stdout
   .once FILE           the next result to FILE: .csv, .json or .parquet
   .maxrows N           table results show N rows at most (0: all)
@@ -29,8 +30,8 @@ Statements end with ';' and may span lines. Dot commands:
 
 /// The dot commands, for completion.
 const DOT_COMMANDS: &[&str] = &[
-    ".tables", ".views", ".schema", ".format", ".output", ".once", ".maxrows", ".timer", ".read",
-    ".help", ".quit", ".exit",
+    ".tables", ".views", ".schema", ".format", ".mode", ".output", ".once", ".maxrows", ".timer",
+    ".read", ".help", ".quit", ".exit",
 ];
 
 /// Words completed besides the names of tables, views and columns.
@@ -115,6 +116,8 @@ pub struct Shell<'a> {
     timer: bool,
     /// Table results to the terminal are cut to this many rows (0: all); interactive only.
     max_rows: usize,
+    /// A shell on a terminal (Ctrl-C stops a statement).
+    interactive: bool,
     sink: Sink,
     once: Option<PathBuf>,
     /// Statements and commands that failed.
@@ -137,6 +140,7 @@ impl<'a> Shell<'a> {
             format,
             timer: false,
             max_rows: if interactive { DEFAULT_MAX_ROWS } else { 0 },
+            interactive,
             sink: Sink::Stdout,
             once: None,
             errors: 0,
@@ -200,11 +204,33 @@ impl<'a> Shell<'a> {
     /// Run one SQL statement (after defining the views it reads) and show its result.
     fn statement(&mut self, sql: &str) {
         let t0 = Instant::now();
-        let ctx = &self.ctx;
-        let res = self.rt.block_on(async {
-            aether_engine::views::register_views_for(ctx, sql).await?;
-            aether_engine::query(ctx, sql).await
-        });
+        let ctx = self.ctx.clone();
+        let owned = sql.to_string();
+        let work = async move {
+            aether_engine::views::register_views_for(&ctx, &owned).await?;
+            aether_engine::query(&ctx, &owned).await
+        };
+        let res = if self.interactive {
+            // Ctrl-C stops the statement, not the shell (and the logs it has read)
+            let _guard = SigintGuard::install();
+            let task = self.rt.spawn(work);
+            while !task.is_finished() && !CANCEL.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if !task.is_finished() {
+                task.abort();
+            }
+            match self.rt.block_on(task) {
+                Ok(r) => r,
+                Err(e) if e.is_cancelled() => {
+                    eprintln!("cancelled (Ctrl-C)");
+                    return;
+                }
+                Err(e) => Err(aether_engine::EngineError::Other(e.to_string())),
+            }
+        } else {
+            self.rt.block_on(work)
+        };
         match res {
             Ok((schema, batches)) => {
                 if let Err(e) = self.emit(&schema, &batches) {
@@ -291,7 +317,7 @@ impl<'a> Shell<'a> {
                 let name = name.trim_end_matches(';').to_string();
                 self.statement(&format!("DESCRIBE {name}"));
             }
-            (".format", Some(f)) => match f {
+            (".format" | ".mode", Some(f)) => match f {
                 "table" => self.format = OutputFormat::Table,
                 "csv" => self.format = OutputFormat::Csv,
                 "json" => self.format = OutputFormat::Json,
@@ -437,6 +463,35 @@ impl<'a> Shell<'a> {
             tracing::debug!(error = %e, "history not saved");
         }
         Ok(())
+    }
+}
+
+/// Set by Ctrl-C while a shell statement runs.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    CANCEL.store(true, Ordering::SeqCst);
+}
+
+/// SIGINT sets [`CANCEL`] while this lives; the previous handling comes back when dropped.
+struct SigintGuard {
+    old: libc::sighandler_t,
+}
+
+impl SigintGuard {
+    fn install() -> SigintGuard {
+        CANCEL.store(false, Ordering::SeqCst);
+        let handler: extern "C" fn(libc::c_int) = on_sigint;
+        // SAFETY: the handler only stores into an atomic, which is async-signal-safe
+        let old = unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) };
+        SigintGuard { old }
+    }
+}
+
+impl Drop for SigintGuard {
+    fn drop(&mut self) {
+        // SAFETY: puts back the disposition signal() returned
+        unsafe { libc::signal(libc::SIGINT, self.old) };
     }
 }
 

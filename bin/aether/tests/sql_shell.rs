@@ -124,7 +124,21 @@ impl Pty {
         } else {
             Stdio::null()
         };
-        let child = Command::new(env!("CARGO_BIN_EXE_aether"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aether"));
+        if stdin_tty {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setsid and ioctl are async-signal-safe; the terminal becomes the child's
+            // controlling terminal, so Ctrl-C typed on it is a SIGINT, as in a real shell
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd
             .args(args)
             .env("AETHER_HOME", home)
             .env("TERM", "xterm")
@@ -204,6 +218,13 @@ impl Pty {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -330,6 +351,15 @@ fn the_shell_cuts_long_results_and_reads_files() {
         shown.contains("n_from_file") && shown.contains(&format!("| {} ", sample_app_ids().len())),
         "{shown}"
     );
+    // Ctrl-C stops a long statement and keeps the session (a cross join of 58^6 rows)
+    t.send("SELECT sum(a.duration_ms * b.duration_ms + c.task_id) FROM tasks a, tasks b, tasks c, tasks d, tasks e, tasks f;\r");
+    std::thread::sleep(Duration::from_millis(800));
+    t.send("\x03");
+    t.expect("cancelled (Ctrl-C)");
+    t.expect("aether> ");
+    t.send("SELECT 41 + 1 AS answer;\r");
+    let shown = t.expect("aether> ");
+    assert!(shown.contains("| 42 "), "{shown}");
     let out = dir.path().join("apps.parquet");
     t.send(&format!(".once {}\r", out.display()));
     t.expect("aether> ");

@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// `.read` files reading `.read` files: at most this deep.
+const MAX_READ_DEPTH: usize = 16;
+
 /// Rows a table result shows in the interactive shell before it is cut (`.maxrows`).
 const DEFAULT_MAX_ROWS: usize = 40;
 
@@ -118,6 +121,8 @@ pub struct Shell<'a> {
     max_rows: usize,
     /// A shell on a terminal (Ctrl-C stops a statement).
     interactive: bool,
+    /// `.read` files being run, nested.
+    reading: usize,
     sink: Sink,
     once: Option<PathBuf>,
     /// Statements and commands that failed.
@@ -141,6 +146,7 @@ impl<'a> Shell<'a> {
             timer: false,
             max_rows: if interactive { DEFAULT_MAX_ROWS } else { 0 },
             interactive,
+            reading: 0,
             sink: Sink::Stdout,
             once: None,
             errors: 0,
@@ -359,8 +365,15 @@ impl<'a> Shell<'a> {
             },
             (".timer", Some("on")) => self.timer = true,
             (".timer", Some("off")) => self.timer = false,
+            (".read", Some(f)) if self.reading >= MAX_READ_DEPTH => self.fail(format_args!(
+                "{f}: .read nested {MAX_READ_DEPTH} deep (a file reading itself?)"
+            )),
             (".read", Some(f)) => match std::fs::read_to_string(f) {
-                Ok(text) => self.run_text(&text),
+                Ok(text) => {
+                    self.reading += 1;
+                    self.run_text(&text);
+                    self.reading -= 1;
+                }
                 Err(e) => self.fail(format_args!("{f}: {e}")),
             },
             (".schema" | ".format" | ".once" | ".maxrows" | ".timer" | ".read", _) => {

@@ -430,6 +430,26 @@ fn statements_on_stdin_run_as_a_script() {
         "{out}{err}"
     );
 
+    // a file that reads itself ends in an error, not a crash
+    let dir = tempfile::tempdir().unwrap();
+    let looping = dir.path().join("loop.sql");
+    std::fs::write(
+        &looping,
+        format!("SELECT 7 AS seven;\n.read {}\n", looping.display()),
+    )
+    .unwrap();
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        &format!(".read {}\n", looping.display()),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("nested 16 deep"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(text(&o.stdout).matches("seven\n7\n").count(), 16);
+
     // a clean script exits 0; an empty one does nothing
     let o = aether_with_stdin(&["sql", "--event_log", &sample()], "SELECT 1 AS one;");
     assert!(o.status.success(), "{}", text(&o.stderr));

@@ -294,6 +294,16 @@ fn the_shell_on_a_terminal() {
         "{shown}"
     );
 
+    // a column's name too
+    t.send("SELECT sum(executor_run_t\t");
+    t.expect("executor_run_time_ms");
+    t.send(") AS run_ms FROM tasks;\r");
+    let shown = t.expect("aether> ");
+    assert!(
+        shown.contains("| run_ms") && !shown.contains("error"),
+        "{shown}"
+    );
+
     // .schema, .format, .timer
     t.send(".schema stage_summary\r");
     let shown = t.expect("aether> ");

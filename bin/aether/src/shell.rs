@@ -403,7 +403,7 @@ impl<'a> Shell<'a> {
                 continue;
             };
             for t in schema.table_names() {
-                if builtin.contains(&t.as_str()) {
+                if schema_name == "public" && builtin.contains(&t.as_str()) {
                     continue;
                 }
                 let is_view = self

@@ -579,3 +579,42 @@ fn progress_is_drawn_on_a_terminal_only() {
         "{err:?}"
     );
 }
+
+#[test]
+fn a_script_over_a_warehouse_lists_and_reads_its_derived_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let o = aether_with_stdin(
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--warehouse",
+            wh.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = aether_with_stdin(
+        &[
+            "sql",
+            "--warehouse",
+            wh.to_str().unwrap(),
+            "--format",
+            "csv",
+        ],
+        ".tables\n.views\nSELECT count(DISTINCT app_id) AS apps FROM derived.qualification;\n",
+    );
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}\n{}", text(&o.stderr));
+    let (tables, rest) = out.split_once("apps\n").unwrap();
+    assert!(
+        tables.contains("derived.qualification") && tables.contains("derived.operators"),
+        "{tables}"
+    );
+    assert!(
+        tables.contains("tasks") && tables.contains("bottlenecks"),
+        "{tables}"
+    );
+    assert_eq!(rest.trim(), sample_app_ids().len().to_string());
+}

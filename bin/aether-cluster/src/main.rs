@@ -228,13 +228,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("AETHER_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
+    aether_core::init_tracing();
     // threads Ballista and DataFusion spawn themselves get the same stack as the runtime's
     if std::env::var_os("RUST_MIN_STACK").is_none() {
         // SAFETY: no other thread runs yet

@@ -829,16 +829,6 @@ fn looks_like_sql(s: &str) -> bool {
     ) || s.trim_start().starts_with('(')
 }
 
-fn init_tracing() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("AETHER_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
-}
-
 /// Print one warning line per problem to stderr.
 fn warn_problems(
     ing_sources: &[aether_ingest::SourceError],
@@ -1190,7 +1180,7 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    init_tracing();
+    aether_core::init_tracing();
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Sql(a) => cmd_sql(a),

@@ -1020,11 +1020,11 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     }
     // no query: a shell on a terminal, else the statements on stdin
     let interactive = a.query.is_none() && std::io::stdin().is_terminal();
-    let script = match &a.query {
-        Some(q) => q.clone(),
-        None if interactive => String::new(),
+    let (script, bad_script) = match &a.query {
+        Some(q) => (q.clone(), None),
+        None if interactive => (String::new(), None),
         None => match shell::read_stdin() {
-            Ok(s) => s,
+            Ok(x) => x,
             Err(e) => {
                 eprintln!("error: reading the statements on stdin: {e}");
                 return Ok(ExitCode::from(2));
@@ -1056,6 +1056,9 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
             env!("CARGO_PKG_VERSION")
         ))?;
     } else {
+        if let Some(bad) = bad_script {
+            sh.fail(bad);
+        }
         sh.run_text(&script);
     }
     // a mistyped statement in the shell is shown and forgotten; in a query or script it fails

@@ -202,7 +202,9 @@ impl<'a> Shell<'a> {
         pending.clear();
     }
 
-    fn fail(&mut self, msg: impl std::fmt::Display) {
+    /// Report a failed statement or command (or an unreadable part of the input): shown on
+    /// stderr; a script then exits non-zero, the shell goes on.
+    pub fn fail(&mut self, msg: impl std::fmt::Display) {
         eprintln!("error: {msg}");
         self.errors += 1;
     }
@@ -368,8 +370,12 @@ impl<'a> Shell<'a> {
             (".read", Some(f)) if self.reading >= MAX_READ_DEPTH => self.fail(format_args!(
                 "{f}: .read nested {MAX_READ_DEPTH} deep (a file reading itself?)"
             )),
-            (".read", Some(f)) => match std::fs::read_to_string(f) {
-                Ok(text) => {
+            (".read", Some(f)) => match std::fs::read(f) {
+                Ok(bytes) => {
+                    let (text, bad) = script_text(f, bytes);
+                    if let Some(bad) = bad {
+                        self.fail(bad);
+                    }
                     self.reading += 1;
                     self.run_text(&text);
                     self.reading -= 1;
@@ -737,11 +743,29 @@ impl rustyline::highlight::Highlighter for Completion {}
 impl rustyline::validate::Validator for Completion {}
 impl rustyline::Helper for Completion {}
 
-/// Read all of stdin (a script).
-pub fn read_stdin() -> anyhow::Result<String> {
-    let mut s = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut s)?;
-    Ok(s)
+/// Read all of stdin (a script): its text, and what was wrong with it if it was not UTF-8
+/// (see [`script_text`]).
+pub fn read_stdin() -> anyhow::Result<(String, Option<String>)> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)?;
+    Ok(script_text("stdin", bytes))
+}
+
+/// A script's text. Bytes that are not UTF-8 read as U+FFFD, so the rest of the script still
+/// runs, and the second value names the source and the first bad line (the caller reports it as
+/// a failure).
+pub fn script_text(source: &str, bytes: Vec<u8>) -> (String, Option<String>) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, None),
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let good = e.utf8_error().valid_up_to();
+            let line = 1 + bytes[..good].iter().filter(|&&b| b == b'\n').count();
+            let msg =
+                format!("{source}: line {line} is not valid UTF-8 (its bad bytes read as U+FFFD)");
+            (String::from_utf8_lossy(bytes).into_owned(), Some(msg))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ fn sample_app_ids() -> Vec<String> {
     ids
 }
 
-fn aether_with_stdin(args: &[&str], stdin: &str) -> Output {
+fn aether_with_stdin(args: &[&str], stdin: impl AsRef<[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_aether"))
         .args(args)
         .stdin(Stdio::piped())
@@ -46,7 +46,7 @@ fn aether_with_stdin(args: &[&str], stdin: &str) -> Output {
         .stdin
         .take()
         .unwrap()
-        .write_all(stdin.as_bytes())
+        .write_all(stdin.as_ref())
         .unwrap();
     child.wait_with_output().unwrap()
 }
@@ -459,6 +459,38 @@ fn statements_on_stdin_run_as_a_script() {
         text(&o.stderr)
     );
     assert_eq!(text(&o.stdout).matches("seven\n7\n").count(), 16);
+
+    // bytes that are not UTF-8 (here on line 2): named, the run fails, the rest still runs
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        b"SELECT 1 AS one;\nSELECT '\xff\xfe' AS bad;\nSELECT 3 AS three;\n",
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("stdin: line 2 is not valid UTF-8"), "{err}");
+    assert!(
+        text(&o.stdout).contains("one\n1\n") && text(&o.stdout).contains("three\n3\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    // the same in a file given to .read
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(&bad, b"SELECT 5 AS five;\n\n-- \xc3\n").unwrap();
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        format!(".read {}\nSELECT 6 AS six;\n", bad.display()),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}: line 3 is not valid UTF-8", bad.display())),
+        "{err}"
+    );
+    assert!(
+        text(&o.stdout).contains("five\n5\n") && text(&o.stdout).contains("six\n6\n"),
+        "{}",
+        text(&o.stdout)
+    );
 
     // a clean script exits 0; an empty one does nothing
     let o = aether_with_stdin(&["sql", "--event_log", &sample()], "SELECT 1 AS one;");

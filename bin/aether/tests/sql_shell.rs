@@ -450,7 +450,7 @@ fn statements_on_stdin_run_as_a_script() {
     .unwrap();
     let o = aether_with_stdin(
         &["sql", "--event_log", &sample(), "--format", "csv"],
-        &format!(".read {}\n", looping.display()),
+        format!(".read {}\n", looping.display()),
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(

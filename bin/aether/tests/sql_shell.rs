@@ -564,6 +564,19 @@ fn output_files_take_their_format_from_the_extension() {
     let (o, _) = run("apps.csv", "SELECT nope FROM applications");
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "kept\n");
+
+    // a folder that does not exist is named (not the temporary file aether writes first)
+    let (o, _) = run("no-such-folder/apps.csv", q);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    let folder = dir.path().join("no-such-folder");
+    assert!(
+        err.contains(&format!(
+            "cannot write in the folder {}: no such folder",
+            folder.display()
+        )) && !err.contains("at path"),
+        "{err}"
+    );
 }
 
 /// The big log takes long enough to read (about a second) for the bar to be drawn.

@@ -215,7 +215,17 @@ pub fn write_result(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| named(&e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        // the error names the temporary file; the user knows the folder
+        let why = match dir.is_dir() {
+            false => "no such folder".to_string(),
+            true => std::io::Error::from(e.kind()).to_string(),
+        };
+        named(&format_args!(
+            "cannot write in the folder {}: {why}",
+            dir.display()
+        ))
+    })?;
     std::io::Write::write_all(&mut tmp, &bytes).map_err(|e| named(&e))?;
     tmp.persist(path).map_err(|e| named(&e.error))?;
     Ok(())

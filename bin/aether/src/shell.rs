@@ -108,7 +108,10 @@ enum Sink {
 #[derive(PartialEq, Eq)]
 enum Flow {
     Continue,
+    /// End the session (`.quit`, or stdout closed: `aether sql … | head`).
     Quit,
+    /// Stop the input being run (a `.read` file and those reading it), not the shell: Ctrl-C.
+    Stop,
 }
 
 /// One session's statements and settings.
@@ -124,6 +127,8 @@ pub struct Shell<'a> {
     /// `.read` files being run, nested.
     reading: usize,
     sink: Sink,
+    /// The format results had on the terminal before `.output FILE` changed it.
+    stdout_format: Option<OutputFormat>,
     once: Option<PathBuf>,
     /// Statements and commands that failed.
     pub errors: usize,
@@ -148,6 +153,7 @@ impl<'a> Shell<'a> {
             interactive,
             reading: 0,
             sink: Sink::Stdout,
+            stdout_format: None,
             once: None,
             errors: 0,
             names: Arc::new(Mutex::new(None)),
@@ -164,19 +170,24 @@ impl<'a> Shell<'a> {
     /// Run the statements and dot commands of `text` (a query, a script, a `.read` file); the
     /// last statement needs no `;`.
     pub fn run_text(&mut self, text: &str) {
+        self.run_input(text);
+    }
+
+    fn run_input(&mut self, text: &str) -> Flow {
         let mut pending = String::new();
         for line in text.lines() {
-            if self.feed(&mut pending, line) == Flow::Quit {
-                return;
+            match self.feed(&mut pending, line) {
+                Flow::Continue => {}
+                stop => return stop,
             }
         }
-        self.finish(&mut pending);
+        self.finish(&mut pending)
     }
 
     /// One line of input: a dot command (between statements), or more of a statement, whose
     /// complete statements run now.
     fn feed(&mut self, pending: &mut String, line: &str) -> Flow {
-        if !has_content(pending) {
+        if !waits_for_more(pending) {
             let t = line.trim();
             if t.starts_with('.') || t.starts_with('\\') {
                 pending.clear();
@@ -188,18 +199,24 @@ impl<'a> Shell<'a> {
         let (statements, rest) = split_statements(pending);
         *pending = rest;
         for s in statements {
-            self.statement(&s);
+            match self.statement(&s) {
+                Flow::Continue => {}
+                stop => return stop,
+            }
         }
         Flow::Continue
     }
 
     /// Run what is left of the input (a statement without its `;`).
-    fn finish(&mut self, pending: &mut String) {
-        if has_content(pending) {
+    fn finish(&mut self, pending: &mut String) -> Flow {
+        let flow = if has_content(pending) {
             let s = std::mem::take(pending);
-            self.statement(s.trim());
-        }
+            self.statement(s.trim())
+        } else {
+            Flow::Continue
+        };
         pending.clear();
+        flow
     }
 
     /// Report a failed statement or command (or an unreadable part of the input): shown on
@@ -210,7 +227,7 @@ impl<'a> Shell<'a> {
     }
 
     /// Run one SQL statement (after defining the views it reads) and show its result.
-    fn statement(&mut self, sql: &str) {
+    fn statement(&mut self, sql: &str) -> Flow {
         let t0 = Instant::now();
         let ctx = self.ctx.clone();
         let owned = sql.to_string();
@@ -218,9 +235,9 @@ impl<'a> Shell<'a> {
             aether_engine::views::register_views_for(&ctx, &owned).await?;
             aether_engine::query(&ctx, &owned).await
         };
+        // Ctrl-C stops the statement and what it prints, not the shell (and the logs it has read)
+        let _guard = self.interactive.then(SigintGuard::install);
         let res = if self.interactive {
-            // Ctrl-C stops the statement, not the shell (and the logs it has read)
-            let _guard = SigintGuard::install();
             let task = self.rt.spawn(work);
             while !task.is_finished() && !CANCEL.load(Ordering::SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(10));
@@ -232,25 +249,26 @@ impl<'a> Shell<'a> {
                 Ok(r) => r,
                 Err(e) if e.is_cancelled() => {
                     eprintln!("cancelled (Ctrl-C)");
-                    return;
+                    return Flow::Stop;
                 }
                 Err(e) => Err(aether_engine::EngineError::Other(e.to_string())),
             }
         } else {
             self.rt.block_on(work)
         };
+        let mut flow = Flow::Continue;
         match res {
-            Ok((schema, batches)) => {
-                if let Err(e) = self.emit(&schema, &batches) {
-                    self.fail(e);
-                }
-            }
+            Ok((schema, batches)) => match self.emit(&schema, &batches) {
+                Ok(f) => flow = f,
+                Err(e) if is_broken_pipe(&e) => return Flow::Quit,
+                Err(e) => self.fail(e),
+            },
             Err(e) => self.fail(format_args!("query failed: {e}")),
         }
         if self.timer {
             eprintln!("Run Time (s): real {:.3}", t0.elapsed().as_secs_f64());
         }
-        let upper = sql.trim_start().to_ascii_uppercase();
+        let upper = aether_engine::views::skip_leading_comments(sql).to_ascii_uppercase();
         if ["CREATE", "DROP", "ALTER"]
             .iter()
             .any(|k| upper.starts_with(k))
@@ -258,18 +276,19 @@ impl<'a> Shell<'a> {
         {
             *n = None;
         }
+        flow
     }
 
-    /// Show a result where results go now.
-    fn emit(&mut self, schema: &SchemaRef, batches: &[RecordBatch]) -> anyhow::Result<()> {
+    /// Show a result where results go now: [`Flow::Stop`] when Ctrl-C cut the printing short.
+    fn emit(&mut self, schema: &SchemaRef, batches: &[RecordBatch]) -> anyhow::Result<Flow> {
         if schema.fields().is_empty() {
-            return Ok(()); // a statement without a result (CREATE VIEW, SET)
+            return Ok(Flow::Continue); // a statement without a result (CREATE VIEW, SET)
         }
         if let Some(path) = self.once.take() {
             aether_engine::write_result(&path, schema, batches)?;
             let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
             eprintln!("wrote {rows} row(s) to {}", path.display());
-            return Ok(());
+            return Ok(Flow::Continue);
         }
         match &mut self.sink {
             Sink::Replace(path) => aether_engine::write_result(path, schema, batches)?,
@@ -290,7 +309,17 @@ impl<'a> Shell<'a> {
                 };
                 let text = aether_engine::render(schema, &shown, self.format)?;
                 let mut out = std::io::stdout().lock();
-                writeln!(out, "{}", text.trim_end())?;
+                // in pieces, so that Ctrl-C stops a long print
+                for piece in text.trim_end().as_bytes().chunks(64 * 1024) {
+                    if self.interactive && CANCEL.load(Ordering::SeqCst) {
+                        writeln!(out)?;
+                        out.flush()?;
+                        eprintln!("cancelled (Ctrl-C)");
+                        return Ok(Flow::Stop);
+                    }
+                    out.write_all(piece)?;
+                }
+                writeln!(out)?;
                 if cut {
                     writeln!(
                         out,
@@ -301,7 +330,7 @@ impl<'a> Shell<'a> {
                 out.flush()?;
             }
         }
-        Ok(())
+        Ok(Flow::Continue)
     }
 
     /// A dot command (or `\q`).
@@ -312,18 +341,18 @@ impl<'a> Shell<'a> {
         let arg = args.first().copied();
         match (cmd, arg) {
             (".quit" | ".exit" | "\\q", _) => return Flow::Quit,
-            (".help", _) => println!("{HELP}"),
+            (".help", _) => return print_or_quit(&format!("{HELP}\n")),
             (".tables", _) => match self.listing(false) {
-                Ok(names) => print_columns(&names),
+                Ok(names) => return print_or_quit(&columns(&names)),
                 Err(e) => self.fail(e),
             },
             (".views", _) => match self.listing(true) {
-                Ok(names) => print_columns(&names),
+                Ok(names) => return print_or_quit(&columns(&names)),
                 Err(e) => self.fail(e),
             },
             (".schema", Some(name)) => {
                 let name = name.trim_end_matches(';').to_string();
-                self.statement(&format!("DESCRIBE {name}"));
+                return self.statement(&format!("DESCRIBE {name}"));
             }
             (".format" | ".mode", Some(f)) => match f {
                 "table" => self.format = OutputFormat::Table,
@@ -331,26 +360,38 @@ impl<'a> Shell<'a> {
                 "json" => self.format = OutputFormat::Json,
                 _ => self.fail(format_args!("{line}: the formats are table, csv, json")),
             },
-            (".output", None) => self.sink = Sink::Stdout,
+            (".output", None) => {
+                self.sink = Sink::Stdout;
+                if let Some(f) = self.stdout_format.take() {
+                    self.format = f;
+                }
+            }
             (".output", Some(f)) => {
                 let path = PathBuf::from(f);
-                match aether_engine::FileFormat::of(&path) {
-                    Ok(aether_engine::FileFormat::Csv) => self.format = OutputFormat::Csv,
-                    Ok(aether_engine::FileFormat::Json) => self.format = OutputFormat::Json,
+                let format = match aether_engine::FileFormat::of(&path) {
+                    Ok(aether_engine::FileFormat::Csv) => OutputFormat::Csv,
+                    Ok(aether_engine::FileFormat::Json) => OutputFormat::Json,
                     Ok(aether_engine::FileFormat::Parquet) => {
                         self.fail(format_args!(
                             "{f}: a Parquet file holds one result: use .once {f}"
                         ));
                         return Flow::Continue;
                     }
-                    Err(_) => {}
-                }
+                    Err(_) => self.format,
+                };
                 match std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(&path)
                 {
-                    Ok(file) => self.sink = Sink::Append(path, file),
+                    Ok(file) => {
+                        // the format of the terminal comes back with `.output`
+                        if matches!(self.sink, Sink::Stdout) {
+                            self.stdout_format = Some(self.format);
+                        }
+                        self.format = format;
+                        self.sink = Sink::Append(path, file);
+                    }
                     Err(e) => self.fail(format_args!("{f}: {e}")),
                 }
             }
@@ -377,8 +418,9 @@ impl<'a> Shell<'a> {
                         self.fail(bad);
                     }
                     self.reading += 1;
-                    self.run_text(&text);
+                    let flow = self.run_input(&text);
                     self.reading -= 1;
+                    return flow;
                 }
                 Err(e) => self.fail(format_args!("{f}: {e}")),
             },
@@ -454,7 +496,7 @@ impl<'a> Shell<'a> {
         println!("Enter .help for the commands, \\q to quit; statements end with ';'.");
         let mut pending = String::new();
         loop {
-            let prompt = if has_content(&pending) {
+            let prompt = if waits_for_more(&pending) {
                 "   ...> "
             } else {
                 "aether> "
@@ -464,8 +506,14 @@ impl<'a> Shell<'a> {
                     if !line.trim().is_empty() {
                         let _ = rl.add_history_entry(line.as_str());
                     }
-                    if self.feed(&mut pending, &line) == Flow::Quit {
-                        break;
+                    // Ctrl-C from here to the next prompt stops this line's work, not the shell
+                    let guard = SigintGuard::install();
+                    let flow = self.feed(&mut pending, &line);
+                    drop(guard);
+                    match flow {
+                        Flow::Quit => break,
+                        Flow::Stop => pending.clear(),
+                        Flow::Continue => {}
                     }
                 }
                 Err(ReadlineError::Interrupted) => {
@@ -530,10 +578,11 @@ fn first_rows(batches: &[RecordBatch], n: usize) -> Vec<RecordBatch> {
 }
 
 /// Names side by side in columns, as `.tables` prints them.
-fn print_columns(names: &[String]) {
+fn columns(names: &[String]) -> String {
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) + 2;
     let per_line = (100 / width.max(1)).max(1);
     let rows = names.len().div_ceil(per_line);
+    let mut out = String::new();
     for r in 0..rows {
         let mut line = String::new();
         for c in 0..per_line {
@@ -541,93 +590,155 @@ fn print_columns(names: &[String]) {
                 line.push_str(&format!("{n:<width$}"));
             }
         }
-        println!("{}", line.trim_end());
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
+    out
+}
+
+/// Print `text` on stdout; [`Flow::Quit`] when stdout is closed (`aether sql … | head`).
+fn print_or_quit(text: &str) -> Flow {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Flow::Quit,
+        _ => Flow::Continue,
+    }
+}
+
+/// Whether `e` is a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Whether `s` holds anything but blanks and comments.
 fn has_content(s: &str) -> bool {
-    let (statements, rest) = split_statements(s);
-    !statements.is_empty() || !strip_comments(&rest).trim().is_empty()
+    let scan = scan(s);
+    !scan.statements.is_empty() || scan.rest_has_code
 }
 
-fn strip_comments(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '-' if chars.peek() == Some(&'-') => {
-                for d in chars.by_ref() {
-                    if d == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut prev = ' ';
-                for d in chars.by_ref() {
-                    if prev == '*' && d == '/' {
-                        break;
-                    }
-                    prev = d;
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
+/// Whether `s` is an unfinished statement, or ends inside a comment: the next line continues it
+/// (and a line starting with `.` is not a dot command).
+fn waits_for_more(s: &str) -> bool {
+    let scan = scan(s);
+    scan.rest_has_code || scan.open
 }
 
 /// The complete statements of `text` (each up to a `;` outside quotes and comments, trimmed,
 /// without it; blank ones dropped) and what follows the last `;`.
 pub fn split_statements(text: &str) -> (Vec<String>, String) {
-    #[derive(PartialEq)]
+    let scan = scan(text);
+    (scan.statements, scan.rest)
+}
+
+/// What [`scan`] finds in a text.
+struct Scan {
+    statements: Vec<String>,
+    /// After the last `;`.
+    rest: String,
+    /// `rest` holds more than blanks and comments.
+    rest_has_code: bool,
+    /// `rest` ends inside a quote or a comment.
+    open: bool,
+}
+
+/// Split SQL text at `;` outside quotes and comments, knowing what DataFusion's SQL knows:
+/// `'…'` (`''` inside), `E'…'` (backslash escapes), `"…"`, `` `…` ``, `$tag$…$tag$`, `--` and
+/// nested `/* … */` comments.
+fn scan(text: &str) -> Scan {
     enum State {
         Code,
-        Single,
+        Single { escapes: bool },
         Double,
+        Backtick,
+        Dollar(usize, usize), // the tag `$…$`: its byte range in `text`
         Line,
-        Block,
+        Block(usize), // nesting depth
     }
-    let mut state = State::Code;
-    let mut out = Vec::new();
-    let mut start = 0;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let b = text.as_bytes();
+    let mut state = State::Code;
+    let mut statements = Vec::new();
+    let mut start = 0;
+    let mut has_code = false;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         let next = b.get(i + 1).copied();
+        let prev_ident = i > 0 && ident(b[i - 1]);
         match state {
             State::Code => match c {
-                b'\'' => state = State::Single,
-                b'"' => state = State::Double,
+                b'\'' => {
+                    let e = i > 0 && matches!(b[i - 1], b'e' | b'E') && !(i > 1 && ident(b[i - 2]));
+                    state = State::Single { escapes: e };
+                    has_code = true;
+                }
+                b'"' => (state, has_code) = (State::Double, true),
+                b'`' => (state, has_code) = (State::Backtick, true),
+                b'$' if !prev_ident => {
+                    // `$tag$` opens a dollar quote; `$1` (a parameter) does not
+                    let tag_end = b[i + 1..]
+                        .iter()
+                        .position(|&d| !ident(d))
+                        .map(|p| i + 1 + p);
+                    has_code = true;
+                    if let Some(end) = tag_end
+                        && b[end] == b'$'
+                        && !b.get(i + 1).is_some_and(|d| d.is_ascii_digit())
+                    {
+                        state = State::Dollar(i, end + 1);
+                        i = end;
+                    }
+                }
                 b'-' if next == Some(b'-') => state = State::Line,
                 b'/' if next == Some(b'*') => {
-                    state = State::Block;
+                    state = State::Block(1);
                     i += 1;
                 }
                 b';' => {
-                    let s = &text[start..i];
-                    if !strip_comments(s).trim().is_empty() {
-                        out.push(s.trim().to_string());
+                    if has_code {
+                        statements.push(text[start..i].trim().to_string());
                     }
                     start = i + 1;
+                    has_code = false;
                 }
+                c if !c.is_ascii_whitespace() => has_code = true,
                 _ => {}
             },
-            State::Single if c == b'\'' => state = State::Code,
+            State::Single { escapes: true } if c == b'\\' => i += 1,
+            State::Single { .. } if c == b'\'' => state = State::Code,
             State::Double if c == b'"' => state = State::Code,
-            State::Line if c == b'\n' => state = State::Code,
-            State::Block if c == b'*' && next == Some(b'/') => {
+            State::Backtick if c == b'`' => state = State::Code,
+            State::Dollar(from, to) if b[i..].starts_with(&b[from..to]) => {
+                i += to - from - 1;
                 state = State::Code;
+            }
+            State::Line if c == b'\n' => state = State::Code,
+            State::Block(depth) if c == b'*' && next == Some(b'/') => {
+                state = if depth == 1 {
+                    State::Code
+                } else {
+                    State::Block(depth - 1)
+                };
+                i += 1;
+            }
+            State::Block(depth) if c == b'/' && next == Some(b'*') => {
+                state = State::Block(depth + 1);
                 i += 1;
             }
             _ => {}
         }
         i += 1;
     }
-    (out, text[start..].to_string())
+    let open = !matches!(state, State::Code | State::Line);
+    Scan {
+        statements,
+        rest: text[start.min(text.len())..].to_string(),
+        rest_has_code: has_code,
+        open,
+    }
 }
 
 /// Tab completion: dot commands at the start of a line; else table, view and column names and
@@ -755,6 +866,11 @@ pub fn read_stdin() -> anyhow::Result<(String, Option<String>)> {
 /// runs, and the second value names the source and the first bad line (the caller reports it as
 /// a failure).
 pub fn script_text(source: &str, bytes: Vec<u8>) -> (String, Option<String>) {
+    // a byte-order mark (editors on Windows write one) is not SQL
+    let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
     match String::from_utf8(bytes) {
         Ok(s) => (s, None),
         Err(e) => {
@@ -792,6 +908,39 @@ mod tests {
         assert_eq!(rest, " SELECT 'a;");
         assert!(has_content(&rest));
         assert!(!has_content("  -- only a comment\n/* and this */ "));
+    }
+
+    #[test]
+    fn quotes_and_comments_datafusion_knows() {
+        // dollar quotes, E-strings with backslash escapes, backticks, nested comments
+        let (s, rest) = split_statements(
+            "SELECT $$a;b$$, $t$x;$$;y$t$; SELECT E'it\\'s;x'; SELECT 1 AS `a;b` /* a /* b */ ; c */; SELECT $1;",
+        );
+        assert_eq!(
+            s,
+            vec![
+                "SELECT $$a;b$$, $t$x;$$;y$t$".to_string(),
+                "SELECT E'it\\'s;x'".to_string(),
+                "SELECT 1 AS `a;b` /* a /* b */ ; c */".to_string(),
+                "SELECT $1".to_string(),
+            ]
+        );
+        assert_eq!(rest, "");
+        // a plain string ending in a backslash is not an escape
+        let (s, _) = split_statements("SELECT 'a\\'; SELECT 2;");
+        assert_eq!(s.len(), 2, "{s:?}");
+        // inside a comment or a quote the next line continues (a `.` line is not a command)
+        assert!(waits_for_more("/*\n"));
+        assert!(waits_for_more("SELECT $$ a\n"));
+        assert!(!waits_for_more("-- done\n"));
+        assert!(!waits_for_more("/* closed */\n"));
+        assert!(!has_content("/*\n"));
+    }
+
+    #[test]
+    fn scripts_lose_a_byte_order_mark() {
+        let (text, bad) = script_text("f.sql", b"\xef\xbb\xbfSELECT 1;".to_vec());
+        assert_eq!((text.as_str(), bad), ("SELECT 1;", None));
     }
 
     #[test]

@@ -367,6 +367,19 @@ fn the_shell_cuts_long_results_and_reads_files() {
     t.send("\x03");
     t.expect("cancelled (Ctrl-C)");
     t.expect("aether> ");
+    // Ctrl-C during a .read file stops the rest of the file too
+    let slow = dir.path().join("slow.sql");
+    std::fs::write(
+        &slow,
+        "SELECT sum(a.duration_ms * b.duration_ms + c.task_id) FROM tasks a, tasks b, tasks c, tasks d, tasks e, tasks f;\nSELECT 'after' || '_cancel' AS rest_of_file;\n",
+    )
+    .unwrap();
+    t.send(&format!(".read {}\r", slow.display()));
+    std::thread::sleep(Duration::from_millis(800));
+    t.send("\x03");
+    t.expect("cancelled (Ctrl-C)");
+    let shown = t.expect("aether> ");
+    assert!(!shown.contains("after_cancel"), "{shown}");
     t.send("SELECT 41 + 1 AS answer;\r");
     let shown = t.expect("aether> ");
     assert!(shown.contains("| 42 "), "{shown}");
@@ -492,6 +505,71 @@ fn statements_on_stdin_run_as_a_script() {
         text(&o.stdout)
     );
 
+    // a `.` line inside a block comment is part of the comment, not a command
+    let other = dir.path().join("other.sql");
+    std::fs::write(&other, "SELECT 'should' || '_not_run' AS x;\n").unwrap();
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        format!("/*\n.read {}\n*/\nSELECT 2 AS b;\n", other.display()),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "b\n2\n");
+
+    // a user's view named like aether's replaces it, whether or not aether's was read before
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        "CREATE VIEW stage_summary AS SELECT 1 AS mine;\nSELECT * FROM stage_summary;\n\
+         -- a comment before SHOW\nSHOW TABLES;\n",
+    );
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.starts_with("mine\n1\n"), "{out}");
+    // SHOW after a comment still lists aether's views
+    assert!(out.contains(",app_duration,"), "{out}");
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        "SELECT count(*) > 0 AS had FROM stage_summary;\nDROP VIEW stage_summary;\n\
+         CREATE VIEW stage_summary AS SELECT 1 AS mine;\nSELECT * FROM stage_summary;\n",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "had\ntrue\nmine\n1\n");
+
+    // a failed .output leaves results on the terminal in their format; .output comes back to it
+    let kept = dir.path().join("kept.csv");
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "json"],
+        format!(
+            ".output {}/none/x.csv\nSELECT 1 AS a;\n.output {}\nSELECT 2 AS b;\n.output\nSELECT 3 AS c;\n",
+            dir.path().display(),
+            kept.display()
+        ),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o.stdout), "[{\"a\":1}]\n[{\"c\":3}]\n");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "b\n2\n");
+
+    // a reader that goes away (`| head -1`) ends the run quietly: no panic, no error per result
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aether"))
+        .args(["sql", "--event_log", &sample()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    drop(child.stdout.take()); // the reader is gone before anything is written
+    stdin
+        .write_all(b".views\n.tables\nSELECT * FROM tasks;\nSELECT * FROM stages;\n")
+        .unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{:?} {err}", o.status);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+
     // a clean script exits 0; an empty one does nothing
     let o = aether_with_stdin(&["sql", "--event_log", &sample()], "SELECT 1 AS one;");
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -564,6 +642,32 @@ fn output_files_take_their_format_from_the_extension() {
     let (o, _) = run("apps.csv", "SELECT nope FROM applications");
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "kept\n");
+
+    // a replaced file keeps its modes; a new one gets the usual ones (not a temporary file's
+    // 0600); a link is followed, not replaced
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&csv, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let (o, _) = run("apps.csv", q);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&csv), 0o640);
+        let (o, fresh) = run("fresh.csv", q);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert_ne!(mode(&fresh) & 0o044, 0, "{:o}", mode(&fresh));
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&csv, &link).unwrap();
+        let (o, _) = run("link.csv", "SELECT 'via link' AS note");
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), "note\nvia link\n");
+    }
 
     // a folder that does not exist is named (not the temporary file aether writes first)
     let (o, _) = run("no-such-folder/apps.csv", q);

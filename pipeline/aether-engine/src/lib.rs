@@ -211,11 +211,22 @@ pub fn write_result(
             buf
         }
     };
-    let dir = match path.parent() {
+    // a link is followed: the file it points to gets the result, the link stays
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|e| named(&e))?
+        }
+        _ => path.to_path_buf(),
+    };
+    let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+    let mut builder = tempfile::Builder::new();
+    // a new file gets the modes `File::create` gives (0666 less the umask), not 0600
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| {
         // the error names the temporary file; the user knows the folder
         let why = match dir.is_dir() {
             false => "no such folder".to_string(),
@@ -226,8 +237,14 @@ pub fn write_result(
             dir.display()
         ))
     })?;
+    // a replaced file keeps its modes
+    if let Ok(m) = std::fs::metadata(&target) {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(|e| named(&e))?;
+    }
     std::io::Write::write_all(&mut tmp, &bytes).map_err(|e| named(&e))?;
-    tmp.persist(path).map_err(|e| named(&e.error))?;
+    tmp.persist(&target).map_err(|e| named(&e.error))?;
     Ok(())
 }
 

@@ -243,18 +243,19 @@ pub fn reset_views(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<
 /// The views a statement needs, in dependency order: those it mentions (whole words, any case)
 /// and the views those mention, transitively; every view when it lists the catalog
 /// (`information_schema`, `SHOW …`), which names them all.
+/// A statement that creates a view or table named like one of aether's (`CREATE OR REPLACE
+/// VIEW stage_summary AS …`) replaces it: aether's is not defined for it.
 pub fn views_needed(sql: &str) -> Result<Vec<&'static str>> {
     let lower = sql.to_ascii_lowercase();
     let ordered = ordered_views()?;
-    let lists_catalog =
-        mentions(&lower, "information_schema") || lower.trim_start().starts_with("show");
-    if lists_catalog {
+    if lists_catalog(&lower) {
         return Ok(ordered.iter().map(|(n, _)| *n).collect());
     }
+    let created = created_name(skip_leading_comments(&lower));
     let mut needed: BTreeSet<&str> = ordered
         .iter()
         .map(|(n, _)| *n)
-        .filter(|n| mentions(&lower, n))
+        .filter(|n| mentions(&lower, n) && created.as_deref() != Some(*n))
         .collect();
     close_over_dependencies(&ordered, &mut needed);
     Ok(ordered
@@ -262,6 +263,68 @@ pub fn views_needed(sql: &str) -> Result<Vec<&'static str>> {
         .map(|(n, _)| *n)
         .filter(|n| needed.contains(n))
         .collect())
+}
+
+/// Whether a statement (in lower case) lists the catalog: `information_schema`, `SHOW …`.
+fn lists_catalog(lower: &str) -> bool {
+    mentions(lower, "information_schema") || skip_leading_comments(lower).starts_with("show")
+}
+
+/// `sql` after the blanks and comments (`-- …`, `/* … */`, nested) at its start.
+pub fn skip_leading_comments(sql: &str) -> &str {
+    let mut s = sql.trim_start();
+    loop {
+        if let Some(r) = s.strip_prefix("--") {
+            s = r.find('\n').map_or("", |i| &r[i + 1..]).trim_start();
+        } else if s.starts_with("/*") {
+            let b = s.as_bytes();
+            let (mut depth, mut i) = (0usize, 0);
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            // an unclosed comment: nothing follows it
+            s = if depth == 0 { s[i..].trim_start() } else { "" };
+        } else {
+            return s;
+        }
+    }
+}
+
+/// The name (lower case, without schema or quotes) of the view or table a `CREATE … VIEW|TABLE`
+/// statement makes; `head` in lower case, without leading comments.
+fn created_name(head: &str) -> Option<String> {
+    let mut words = head
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .filter(|w| !w.is_empty());
+    if words.next()? != "create" {
+        return None;
+    }
+    loop {
+        match words.next()? {
+            "or" | "replace" | "temp" | "temporary" | "external" | "unbounded" => {}
+            "view" | "table" => break,
+            _ => return None,
+        }
+    }
+    let mut name = words.next()?;
+    if name == "if" {
+        // IF NOT EXISTS
+        let _ = (words.next(), words.next());
+        name = words.next()?;
+    }
+    let last = name.rsplit('.').next()?;
+    Some(last.trim_matches(|c| c == '"' || c == '`').to_string())
 }
 
 /// Add to `needed` every view that a view of it mentions, transitively (`ordered` in
@@ -281,6 +344,9 @@ fn close_over_dependencies(ordered: &[(&'static str, &'static str)], needed: &mu
 /// Define the views `sql` needs ([`views_needed`]) that the session does not have yet (after
 /// [`register_settings`]); returns the views defined now. A session that defines views on
 /// demand plans only what its statements read: `SELECT 1` plans none.
+///
+/// For a statement that lists the catalog, a view that cannot be defined (one that reads a
+/// view the user replaced with their own) is left out, not an error: the listing shows the rest.
 pub async fn register_views_for(ctx: &SessionContext, sql: &str) -> Result<Vec<&'static str>> {
     let mut missing = Vec::new();
     for name in views_needed(sql)? {
@@ -288,10 +354,21 @@ pub async fn register_views_for(ctx: &SessionContext, sql: &str) -> Result<Vec<&
             missing.push(name);
         }
     }
-    if !missing.is_empty() {
-        define_views(ctx, &[], Some(&missing)).await?;
+    if missing.is_empty() {
+        return Ok(missing);
     }
-    Ok(missing)
+    if !lists_catalog(&sql.to_ascii_lowercase()) {
+        define_views(ctx, &[], Some(&missing)).await?;
+        return Ok(missing);
+    }
+    let mut defined = Vec::new();
+    for name in missing {
+        match define_views(ctx, &[], Some(&[name])).await {
+            Ok(()) => defined.push(name),
+            Err(e) => tracing::debug!(view = name, error = %e, "left out of the listing"),
+        }
+    }
+    Ok(defined)
 }
 
 /// Like [`register_views`], but each view named in `materialize` is computed once, right after
@@ -428,6 +505,37 @@ mod tests {
         assert!(mentions("FROM stage_summary s", "stage_summary"));
         assert!(!mentions("FROM stage_summary_x s", "stage_summary"));
         assert!(!mentions("FROM my_stage_summary", "stage_summary"));
+    }
+
+    #[test]
+    fn leading_comments_show_and_create() {
+        assert_eq!(
+            skip_leading_comments("  -- a\n/* b /* c */ d */ SHOW TABLES"),
+            "SHOW TABLES"
+        );
+        assert_eq!(skip_leading_comments("/* open"), "");
+        assert_eq!(skip_leading_comments("SELECT 1 -- x"), "SELECT 1 -- x");
+        // a comment before SHOW still lists every view
+        let all = views_needed("SHOW TABLES").unwrap();
+        assert_eq!(views_needed("-- the tables\nSHOW TABLES").unwrap(), all);
+        assert_eq!(views_needed("/* x */ show tables").unwrap(), all);
+        // a statement that makes a view named like aether's does not define aether's first
+        for sql in [
+            "CREATE VIEW stage_summary AS SELECT 1 AS x",
+            "-- mine\ncreate or replace view aether.public.\"stage_summary\" as select 1 as x",
+            "CREATE TABLE IF NOT EXISTS stage_summary AS VALUES (1)",
+        ] {
+            let needed = views_needed(sql).unwrap();
+            assert!(!needed.contains(&"stage_summary"), "{sql}: {needed:?}");
+        }
+        // what such a view reads is still defined
+        let needed = views_needed("CREATE VIEW stage_summary AS SELECT * FROM stage_jobs").unwrap();
+        assert_eq!(needed, vec!["stage_jobs"]);
+        assert_eq!(
+            created_name("create view v2 as select 1"),
+            Some("v2".into())
+        );
+        assert_eq!(created_name("select 1"), None);
     }
 
     #[test]

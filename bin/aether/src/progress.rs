@@ -53,6 +53,9 @@ fn draw(progress: &Progress, what: &str, stop: &AtomicBool) {
             continue;
         }
         let (logs_done, logs_total, bytes_done, bytes_total) = progress.snapshot();
+        if bar.is_none() && logs_total == 0 {
+            continue; // no log listed yet (or none to read): nothing to show
+        }
         let pb = bar.get_or_insert_with(|| {
             let pb = ProgressBar::with_draw_target(
                 Some(bytes_total.max(1)),

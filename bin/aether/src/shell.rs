@@ -335,10 +335,14 @@ impl<'a> Shell<'a> {
 
     /// A dot command (or `\q`).
     fn dot(&mut self, line: &str) -> Flow {
-        let mut words = line.split_whitespace();
-        let cmd = words.next().unwrap_or_default();
-        let args: Vec<&str> = words.collect();
-        let arg = args.first().copied();
+        // the argument is the rest of the line (a file name may hold blanks), quotes taken off
+        let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        let unquoted = ['\'', '"']
+            .iter()
+            .find_map(|q| rest.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)))
+            .unwrap_or(rest);
+        let arg = Some(unquoted).filter(|a| !a.is_empty());
         match (cmd, arg) {
             (".quit" | ".exit" | "\\q", _) => return Flow::Quit,
             (".help", _) => return print_or_quit(&format!("{HELP}\n")),
@@ -350,8 +354,9 @@ impl<'a> Shell<'a> {
                 Ok(names) => return print_or_quit(&columns(&names)),
                 Err(e) => self.fail(e),
             },
-            (".schema", Some(name)) => {
-                let name = name.trim_end_matches(';').to_string();
+            (".schema", Some(_)) => {
+                // the name as SQL writes it: "My Table" keeps its quotes
+                let name = rest.trim_end_matches(';').to_string();
                 return self.statement(&format!("DESCRIBE {name}"));
             }
             (".format" | ".mode", Some(f)) => match f {

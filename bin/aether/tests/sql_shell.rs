@@ -505,6 +505,22 @@ fn statements_on_stdin_run_as_a_script() {
         text(&o.stdout)
     );
 
+    // a file name with a blank, quoted or not; .schema of a quoted name
+    let spaced = dir.path().join("with space.sql");
+    std::fs::write(&spaced, "SELECT 8 AS eight;\n").unwrap();
+    let o = aether_with_stdin(
+        &["sql", "--event_log", &sample(), "--format", "csv"],
+        format!(
+            ".read {0}\n.read \"{0}\"\nCREATE VIEW \"My View\" AS SELECT 1 AS one;\n.schema \"My View\"\n",
+            spaced.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "eight\n8\neight\n8\ncolumn_name,data_type,is_nullable\none,Int64,NO\n"
+    );
+
     // a `.` line inside a block comment is part of the comment, not a command
     let other = dir.path().join("other.sql");
     std::fs::write(&other, "SELECT 'should' || '_not_run' AS x;\n").unwrap();

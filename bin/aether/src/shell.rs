@@ -231,9 +231,15 @@ impl<'a> Shell<'a> {
         let t0 = Instant::now();
         let ctx = self.ctx.clone();
         let owned = sql.to_string();
+        // a table result for the terminal holds only the rows it shows (the rest are counted)
+        let keep = (self.format == OutputFormat::Table
+            && self.max_rows > 0
+            && self.once.is_none()
+            && matches!(self.sink, Sink::Stdout))
+        .then_some(self.max_rows);
         let work = async move {
             aether_engine::views::register_views_for(&ctx, &owned).await?;
-            aether_engine::query(&ctx, &owned).await
+            aether_engine::query_head(&ctx, &owned, keep).await
         };
         // Ctrl-C stops the statement and what it prints, not the shell (and the logs it has read)
         let _guard = self.interactive.then(SigintGuard::install);
@@ -258,7 +264,7 @@ impl<'a> Shell<'a> {
         };
         let mut flow = Flow::Continue;
         match res {
-            Ok((schema, batches)) => match self.emit(&schema, &batches) {
+            Ok((schema, batches, total)) => match self.emit(&schema, &batches, total) {
                 Ok(f) => flow = f,
                 Err(e) if is_broken_pipe(&e) => return Flow::Quit,
                 Err(e) => self.fail(e),
@@ -280,7 +286,13 @@ impl<'a> Shell<'a> {
     }
 
     /// Show a result where results go now: [`Flow::Stop`] when Ctrl-C cut the printing short.
-    fn emit(&mut self, schema: &SchemaRef, batches: &[RecordBatch]) -> anyhow::Result<Flow> {
+    /// `batches` may hold fewer than the `total` rows of the result (see `keep` above).
+    fn emit(
+        &mut self,
+        schema: &SchemaRef,
+        batches: &[RecordBatch],
+        total: usize,
+    ) -> anyhow::Result<Flow> {
         if schema.fields().is_empty() {
             return Ok(Flow::Continue); // a statement without a result (CREATE VIEW, SET)
         }
@@ -298,7 +310,6 @@ impl<'a> Shell<'a> {
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             }
             Sink::Stdout => {
-                let total: usize = batches.iter().map(RecordBatch::num_rows).sum();
                 let cut = self.format == OutputFormat::Table
                     && self.max_rows > 0
                     && total > self.max_rows;

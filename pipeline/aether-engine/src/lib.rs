@@ -98,6 +98,40 @@ pub async fn query(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Re
     Ok((schema, batches))
 }
 
+/// Run `sql` holding at most `keep` of its rows (all with `None`); the rest are counted as they
+/// stream by, not held, so a glance at a huge result stays in bounded memory. Returns the
+/// schema, the rows held and the number of rows in all.
+pub async fn query_head(
+    ctx: &SessionContext,
+    sql: &str,
+    keep: Option<usize>,
+) -> Result<(SchemaRef, Vec<RecordBatch>, usize)> {
+    use futures::StreamExt;
+    let df = ctx.sql(sql).await?;
+    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+    let mut stream = df.execute_stream().await?;
+    let (mut held, mut total, mut batches) = (0usize, 0usize, Vec::new());
+    while let Some(b) = stream.next().await {
+        let b = b?;
+        total += b.num_rows();
+        let room = keep.map_or(usize::MAX, |k| k - held);
+        if room > 0 && b.num_rows() > 0 {
+            let take = room.min(b.num_rows());
+            // a copy of the rows kept, so the rest of the batch is freed
+            let kept = if take < b.num_rows() {
+                let rows = datafusion::arrow::array::UInt32Array::from_iter_values(0..take as u32);
+                datafusion::arrow::compute::take_record_batch(&b, &rows)
+                    .map_err(|e| EngineError::Other(e.to_string()))?
+            } else {
+                b
+            };
+            held += take;
+            batches.push(kept);
+        }
+    }
+    Ok((schema, batches, total))
+}
+
 /// How to print a result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OutputFormat {
@@ -721,4 +755,38 @@ pub fn ingest_to_warehouse(
     report.bytes = report.written.iter().map(|r| r.bytes).sum();
     rt.block_on(wh.write_source_errors(inputs, &report.source_errors))?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_head_holds_the_rows_it_keeps_and_counts_the_rest() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let ctx = session();
+        let sql = "SELECT value FROM range(100000) ORDER BY value";
+        let (schema, batches, total) = rt.block_on(query_head(&ctx, sql, Some(3))).unwrap();
+        assert_eq!(total, 100_000);
+        assert_eq!(schema.field(0).name(), "value");
+        let held: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(held, 3);
+        let text = render(&schema, &batches, OutputFormat::Csv).unwrap();
+        assert_eq!(text, "value\n0\n1\n2\n");
+        // the kept rows are copies: they do not hold the batch they came from
+        let bytes: usize = batches.iter().map(RecordBatch::get_array_memory_size).sum();
+        assert!(bytes < 4096, "{bytes} bytes held for 3 rows");
+        // all rows without a limit, the same as query()
+        let (_, all, total) = rt.block_on(query_head(&ctx, sql, None)).unwrap();
+        let (_, q) = rt.block_on(query(&ctx, sql)).unwrap();
+        let n = |b: &[RecordBatch]| b.iter().map(RecordBatch::num_rows).sum::<usize>();
+        assert_eq!((n(&all), total), (n(&q), 100_000));
+        // a statement without rows
+        let (schema, batches, total) = rt
+            .block_on(query_head(&ctx, "CREATE VIEW v AS SELECT 1 AS x", Some(3)))
+            .unwrap();
+        assert_eq!((schema.fields().len(), n(&batches), total), (0, 0, 0));
+    }
 }

@@ -310,15 +310,9 @@ impl<'a> Shell<'a> {
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             }
             Sink::Stdout => {
-                let cut = self.format == OutputFormat::Table
-                    && self.max_rows > 0
-                    && total > self.max_rows;
-                let shown = if cut {
-                    first_rows(batches, self.max_rows)
-                } else {
-                    batches.to_vec()
-                };
-                let text = aether_engine::render(schema, &shown, self.format)?;
+                // the statement held only the rows shown (`keep`): the rest were counted
+                let cut = total > batches.iter().map(RecordBatch::num_rows).sum();
+                let text = aether_engine::render(schema, batches, self.format)?;
                 let mut out = std::io::stdout().lock();
                 // in pieces, so that Ctrl-C stops a long print
                 for piece in text.trim_end().as_bytes().chunks(64 * 1024) {
@@ -576,21 +570,6 @@ impl Drop for SigintGuard {
         // SAFETY: puts back the disposition signal() returned
         unsafe { libc::signal(libc::SIGINT, self.old) };
     }
-}
-
-/// The first `n` rows of `batches`.
-fn first_rows(batches: &[RecordBatch], n: usize) -> Vec<RecordBatch> {
-    let mut left = n;
-    let mut out = Vec::new();
-    for b in batches {
-        if left == 0 {
-            break;
-        }
-        let take = b.num_rows().min(left);
-        out.push(b.slice(0, take));
-        left -= take;
-    }
-    out
 }
 
 /// Names side by side in columns, as `.tables` prints them.
@@ -957,21 +936,5 @@ mod tests {
     fn scripts_lose_a_byte_order_mark() {
         let (text, bad) = script_text("f.sql", b"\xef\xbb\xbfSELECT 1;".to_vec());
         assert_eq!((text.as_str(), bad), ("SELECT 1;", None));
-    }
-
-    #[test]
-    fn first_rows_cuts_across_batches() {
-        use datafusion::arrow::array::Int64Array;
-        use datafusion::arrow::datatypes::{DataType, Field, Schema};
-        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
-        let batch = |v: Vec<i64>| {
-            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(v))]).unwrap()
-        };
-        let cut = first_rows(
-            &[batch(vec![1, 2, 3]), batch(vec![4, 5]), batch(vec![6])],
-            4,
-        );
-        let rows: Vec<usize> = cut.iter().map(RecordBatch::num_rows).collect();
-        assert_eq!(rows, vec![3, 1]);
     }
 }

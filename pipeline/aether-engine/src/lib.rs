@@ -778,6 +778,10 @@ mod tests {
         // the kept rows are copies: they do not hold the batch they came from
         let bytes: usize = batches.iter().map(RecordBatch::get_array_memory_size).sum();
         assert!(bytes < 4096, "{bytes} bytes held for 3 rows");
+        // rows kept across batches (8,192 rows each): the first batch whole, part of the next
+        let (_, batches, total) = rt.block_on(query_head(&ctx, sql, Some(10_000))).unwrap();
+        let rows: Vec<usize> = batches.iter().map(RecordBatch::num_rows).collect();
+        assert_eq!((rows, total), (vec![8192, 1808], 100_000));
         // all rows without a limit, the same as query()
         let (_, all, total) = rt.block_on(query_head(&ctx, sql, None)).unwrap();
         let (_, q) = rt.block_on(query(&ctx, sql)).unwrap();

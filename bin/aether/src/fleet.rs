@@ -1,27 +1,21 @@
-//! `aether fleet`: per-log work over a whole fleet, fanned out as shards (`--shard i/n`) on an
-//! engine the user already runs — a Spark job (`fleet submit` on EMR through the platform
-//! layer; `fleet driver` writes the PySpark driver for any Spark), a Kubernetes Indexed Job or an
-//! AWS Batch array job (`fleet manifests`). Every runner runs the unchanged aether binary, one
-//! shard per task, and retries a failed task: aether skips what the warehouse holds.
+//! `aether fleet`: per-log work over a whole fleet as shards (`aether_workflow::fleet`): one
+//! EMR step (`fleet submit`), the PySpark driver for any Spark (`fleet driver`), a Kubernetes
+//! Indexed Job or an AWS Batch array job (`fleet manifests`); and `aether cluster
+//! scheduler|executor`, run by the `aether-cluster` binary.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use aether_core::ConfigFile;
-use aether_platform::{ClusterBackend, JobDefinition, StepRequest, StepState};
-use anyhow::{Context, Result, anyhow, bail};
+use aether_platform::StepState;
+use aether_workflow::fleet::{self, DRIVER};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand, ValueEnum};
-
-/// The PySpark driver shipped with aether.
-pub const DRIVER: &str = include_str!("fleet/aether_fleet.py");
 
 #[derive(Args)]
 pub struct FleetArgs {
-    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    ws: crate::workflow::WsArgs,
     #[command(subcommand)]
     action: FleetAction,
 }
@@ -48,28 +42,15 @@ struct ShardWork {
 }
 
 impl ShardWork {
-    /// `qualify --event_log LOGS… --warehouse WAREHOUSE --threads T` (the runner adds
-    /// `--shard i/n`): each log's tables and its derived tables, written as it is judged.
-    fn command(&self) -> Vec<String> {
-        let mut c = vec!["qualify".to_string(), "--event_log".to_string()];
-        c.extend(self.event_log.iter().cloned());
-        c.extend([
-            "--warehouse".into(),
-            self.warehouse.clone(),
-            "--threads".into(),
-            self.threads_per_shard.to_string(),
-        ]);
-        c
-    }
-
-    fn check(&self) -> Result<()> {
-        if self.shards == 0 {
-            bail!("--shards must be at least 1");
-        }
-        if self.threads_per_shard == 0 {
-            bail!("--threads_per_shard must be at least 1");
-        }
-        Ok(())
+    fn work(self) -> Result<fleet::ShardWork> {
+        let w = fleet::ShardWork {
+            event_log: self.event_log,
+            warehouse: self.warehouse,
+            shards: self.shards,
+            threads_per_shard: self.threads_per_shard,
+        };
+        w.check()?;
+        Ok(w)
     }
 }
 
@@ -167,9 +148,9 @@ pub fn cmd_fleet(a: FleetArgs) -> Result<ExitCode> {
             job_role_arn,
             output,
         } => {
-            work.check()?;
+            let work = work.work()?;
             let text = match kind {
-                ManifestKind::K8s => k8s_job(
+                ManifestKind::K8s => fleet::k8s_job(
                     &work,
                     &image,
                     parallelism,
@@ -178,7 +159,7 @@ pub fn cmd_fleet(a: FleetArgs) -> Result<ExitCode> {
                     &namespace,
                     &service_account,
                 ),
-                ManifestKind::Batch => batch_job(
+                ManifestKind::Batch => fleet::batch_job(
                     &work,
                     &image,
                     memory_mib,
@@ -196,9 +177,37 @@ pub fn cmd_fleet(a: FleetArgs) -> Result<ExitCode> {
             wait,
             timeout_s,
         } => {
-            work.check()?;
-            let cfg = crate::optimize::load_settings(a.config.as_deref())?;
-            submit(&cfg, &work, &cluster_id, wait, timeout_s)
+            let work = work.work()?;
+            let ws = a.ws.open_stoppable()?;
+            let step = fleet::submit_step(&ws, &work, &cluster_id)?;
+            println!("{}\t{}\t{}", step.step_id, cluster_id, step.state.as_str());
+            if !wait {
+                eprintln!(
+                    "fleet: step {} on {cluster_id}: {} shard(s) of {} into {}",
+                    step.step_id,
+                    work.shards,
+                    work.event_log.join(" "),
+                    work.warehouse
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let done = fleet::wait_step(&ws, &cluster_id, &step.step_id, timeout_s)?;
+            for l in &done.shard_lines {
+                println!("{l}");
+            }
+            if done.state != StepState::Completed {
+                eprintln!(
+                    "fleet: step {} {}{}",
+                    step.step_id,
+                    done.state.as_str(),
+                    done.failure_reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                );
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
@@ -211,400 +220,6 @@ fn write_out(path: Option<&Path>, text: &str) -> Result<()> {
             Ok(())
         }
     }
-}
-
-/// A shell word for the manifests' command lines.
-fn sh_quote(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
-    }
-}
-
-/// A Kubernetes Job of N indexes, each index one shard (`$(JOB_COMPLETION_INDEX)`, from the
-/// pod's completion-index annotation), retried per index.
-fn k8s_job(
-    w: &ShardWork,
-    image: &str,
-    parallelism: u64,
-    memory_mib: u64,
-    attempts: u64,
-    namespace: &str,
-    service_account: &str,
-) -> String {
-    let mut args = vec!["aether".to_string()];
-    args.extend(w.command());
-    args.push("--shard".into());
-    args.push(format!("$(JOB_COMPLETION_INDEX)/{}", w.shards));
-    let job = serde_json::json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "aether-fleet-qualify", "namespace": namespace,
-                     "labels": {"app.kubernetes.io/managed-by": "aether"}},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": w.shards,
-            "parallelism": parallelism.min(w.shards),
-            // each shard retried on its own (Kubernetes 1.29+); one bad shard does not stop
-            // the others
-            "backoffLimitPerIndex": attempts.saturating_sub(1),
-            "template": {
-                "metadata": {"labels": {"app.kubernetes.io/name": "aether-fleet"}},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "serviceAccountName": service_account,
-                    "containers": [{
-                        "name": "aether",
-                        "image": image,
-                        "command": args,
-                        "env": [{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-                            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}],
-                        "resources": {
-                            "requests": {"cpu": w.threads_per_shard.to_string(),
-                                         "memory": format!("{memory_mib}Mi")},
-                            "limits": {"memory": format!("{memory_mib}Mi")}
-                        }
-                    }]
-                }
-            }
-        }
-    });
-    format!(
-        "# aether fleet: {} shards of the logs, one per index; `kubectl apply -f` this file\n{}",
-        w.shards,
-        aether_platform::karpenter::to_yaml(&job)
-    )
-}
-
-/// An AWS Batch job definition and the array job of N children, each child one shard
-/// (`$AWS_BATCH_JOB_ARRAY_INDEX`), as `aws batch register-job-definition` and `submit-job`
-/// take them.
-fn batch_job(
-    w: &ShardWork,
-    image: &str,
-    memory_mib: u64,
-    attempts: u64,
-    job_queue: &str,
-    job_role_arn: Option<&str>,
-) -> String {
-    let mut words: Vec<String> = vec!["aether".into()];
-    words.extend(w.command().iter().map(|a| sh_quote(a)));
-    let line = format!(
-        "exec {} --shard \"$AWS_BATCH_JOB_ARRAY_INDEX/{}\"",
-        words.join(" "),
-        w.shards
-    );
-    let mut container = serde_json::json!({
-        "image": image,
-        "command": ["sh", "-c", line],
-        "resourceRequirements": [
-            {"type": "VCPU", "value": w.threads_per_shard.to_string()},
-            {"type": "MEMORY", "value": memory_mib.to_string()}
-        ]
-    });
-    if let Some(r) = job_role_arn {
-        container["jobRoleArn"] = serde_json::json!(r);
-    }
-    let doc = serde_json::json!({
-        "registerJobDefinition": {
-            "jobDefinitionName": "aether-fleet-qualify",
-            "type": "container",
-            "containerProperties": container,
-            "retryStrategy": {"attempts": attempts.clamp(1, 10)},
-            "tags": {"app": "aether-fleet"}
-        },
-        "submitJob": {
-            "jobName": "aether-fleet-qualify",
-            "jobQueue": job_queue,
-            "jobDefinition": "aether-fleet-qualify",
-            "arrayProperties": {"size": w.shards}
-        }
-    });
-    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
-}
-
-/// Where the XGBoost library aether links is: the build's folder, LD_LIBRARY_PATH, beside the
-/// binary.
-fn xgboost_library(exe: &Path) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(d) = std::env::var_os("XGBOOST_LIB_DIR") {
-        dirs.push(d.into());
-    }
-    if let Some(d) = option_env!("XGBOOST_LIB_DIR") {
-        dirs.push(d.into());
-    }
-    if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
-        dirs.extend(std::env::split_paths(&p));
-    }
-    if let Some(d) = exe.parent() {
-        dirs.push(d.to_path_buf());
-    }
-    dirs.into_iter()
-        .map(|d| d.join("libxgboost.so"))
-        .find(|p| p.is_file())
-}
-
-/// A tar (ustar) of `files` (name in the archive, file), streamed to `out`.
-pub fn write_tar(out: &mut impl Write, files: &[(&str, &Path)]) -> Result<()> {
-    for (name, path) in files {
-        let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-        if name.len() > 99 {
-            bail!("{name}: a name of at most 99 bytes");
-        }
-        let mut h = [0u8; 512];
-        let field = |h: &mut [u8; 512], at: usize, len: usize, v: &[u8]| {
-            h[at..at + v.len().min(len)].copy_from_slice(&v[..v.len().min(len)]);
-        };
-        let octal = |n: u64, len: usize| format!("{n:0w$o}\0", w = len - 1).into_bytes();
-        field(&mut h, 0, 100, name.as_bytes());
-        field(&mut h, 100, 8, &octal(0o755, 8));
-        field(&mut h, 108, 8, &octal(0, 8));
-        field(&mut h, 116, 8, &octal(0, 8));
-        field(&mut h, 124, 12, &octal(meta.len(), 12));
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        field(&mut h, 136, 12, &octal(mtime, 12));
-        h[148..156].copy_from_slice(b"        ");
-        h[156] = b'0';
-        field(&mut h, 257, 6, b"ustar\0");
-        field(&mut h, 263, 2, b"00");
-        let sum: u32 = h.iter().map(|&b| b as u32).sum();
-        field(&mut h, 148, 8, format!("{sum:06o}\0 ").as_bytes());
-        out.write_all(&h)?;
-        let mut f = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-        let n = std::io::copy(&mut f, out)?;
-        if n != meta.len() {
-            bail!("{}: changed while it was archived", path.display());
-        }
-        let pad = (512 - (n % 512) as usize) % 512;
-        out.write_all(&vec![0u8; pad])?;
-    }
-    out.write_all(&[0u8; 1024])?;
-    Ok(())
-}
-
-/// The bundle every task unpacks (`--archives …#aether`): this binary as `aether`, and
-/// `libxgboost.so` with the libraries it loads beside it.
-fn bundle(dir: &Path) -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("the aether binary")?;
-    let lib = xgboost_library(&exe).ok_or_else(|| {
-        anyhow!(
-            "libxgboost.so not found (XGBOOST_LIB_DIR, LD_LIBRARY_PATH, beside {}): the fleet's \
-             tasks need it beside the binary",
-            exe.display()
-        )
-    })?;
-    // the libraries the wheel's libxgboost.so loads from its own RPATH
-    // ($ORIGIN/../../xgboost_cpu.libs: the OpenMP runtime it was built with)
-    let mut libs: Vec<(String, PathBuf)> = vec![("libxgboost.so".into(), lib.clone())];
-    if let Some(wheel_libs) = lib
-        .parent()
-        .and_then(|d| d.parent())
-        .and_then(|d| d.parent())
-        .map(|d| d.join("xgboost_cpu.libs"))
-        && let Ok(rd) = std::fs::read_dir(&wheel_libs)
-    {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if name.contains(".so") && e.path().is_file() {
-                libs.push((name, e.path()));
-            }
-        }
-    }
-    let path = dir.join("aether-bundle.tar");
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(&path).with_context(|| format!("{}", path.display()))?,
-    );
-    let mut files: Vec<(&str, &Path)> = vec![("aether", &exe)];
-    files.extend(libs.iter().map(|(n, p)| (n.as_str(), p.as_path())));
-    write_tar(&mut f, &files)?;
-    f.flush()?;
-    Ok(path)
-}
-
-/// Put a local file to an S3 URL.
-fn put_file(
-    rt: &tokio::runtime::Runtime,
-    s3: &aether_ingest::S3Options,
-    url: &str,
-    file: &Path,
-) -> Result<()> {
-    use object_store::ObjectStoreExt;
-    let loc = aether_ingest::source::s3_location(url, s3).map_err(|e| anyhow!("{url}: {e}"))?;
-    let bytes = std::fs::read(file).with_context(|| format!("{}", file.display()))?;
-    rt.block_on(loc.store.put(
-        &object_store::path::Path::from(loc.prefix.as_str()),
-        object_store::PutPayload::from(bytes),
-    ))
-    .with_context(|| format!("putting {url}"))?;
-    Ok(())
-}
-
-/// `fleet submit`: the bundle and the driver to the artifacts path, one EMR step of N tasks.
-fn submit(
-    cfg: &ConfigFile,
-    w: &ShardWork,
-    cluster_id: &str,
-    wait: bool,
-    timeout_s: u64,
-) -> Result<ExitCode> {
-    let art = cfg
-        .config
-        .platform
-        .emr
-        .cluster
-        .artifacts_path
-        .as_deref()
-        .ok_or_else(|| {
-            anyhow!(
-                "platform.emr.cluster.artifacts_path is not set: the fleet's binary and driver go there \
-                 (aether config set platform.emr.cluster.artifacts_path s3://bucket/prefix)"
-            )
-        })?
-        .trim_end_matches('/')
-        .to_string();
-    let rt = crate::optimize::runtime()?;
-    let b = crate::optimize::emr_backend(cfg, &rt);
-    // the cluster first: nothing is uploaded for a cluster that cannot take the step
-    let c = rt.block_on(b.describe(cluster_id))?;
-    if c.state.is_ended() {
-        bail!(
-            "cluster {cluster_id} is {}: it takes no steps",
-            c.state.as_str()
-        );
-    }
-    let s3 = aether_ingest::S3Options {
-        region: cfg.config.platform.emr.region.clone(),
-        endpoint: None,
-    };
-    let tmp = tempfile::tempdir()?;
-    let tar = bundle(tmp.path())?;
-    let bundle_url = format!("{art}/fleet/aether-bundle.tar");
-    let driver_url = format!("{art}/fleet/aether_fleet.py");
-    let mb = std::fs::metadata(&tar)?.len() as f64 / 1e6;
-    eprintln!("fleet: putting the bundle ({mb:.0} MB: aether, libxgboost.so) to {bundle_url}");
-    put_file(&rt, &s3, &bundle_url, &tar)?;
-    let driver = tmp.path().join("aether_fleet.py");
-    std::fs::write(&driver, DRIVER)?;
-    put_file(&rt, &s3, &driver_url, &driver)?;
-    let mut args = vec!["--shards".to_string(), w.shards.to_string(), "--".into()];
-    args.extend(w.command());
-    let mut conf = BTreeMap::new();
-    // a failed shard is retried (it redoes nothing the warehouse holds)
-    conf.insert("spark.task.maxFailures".into(), "4".into());
-    conf.insert(
-        "spark.executor.cores".into(),
-        w.threads_per_shard.to_string(),
-    );
-    conf.insert("spark.task.cpus".into(), w.threads_per_shard.to_string());
-    let job = JobDefinition {
-        main: driver_url,
-        args,
-        options: vec![("--archives".into(), Some(format!("{bundle_url}#aether")))],
-        ..Default::default()
-    };
-    let req = StepRequest {
-        name: format!(
-            "aether fleet qualify x{} {}",
-            w.shards,
-            aether_platform::now_ms()
-        ),
-        job,
-        conf,
-    };
-    let step = rt.block_on(b.submit(cluster_id, &req))?;
-    println!("{}\t{}\t{}", step.step_id, cluster_id, step.state.as_str());
-    if !wait {
-        eprintln!(
-            "fleet: step {} on {cluster_id}: {} shard(s) of {} into {}",
-            step.step_id,
-            w.shards,
-            w.event_log.join(" "),
-            w.warehouse
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let poll = aether_platform::Poll {
-        deadline: std::time::Duration::from_secs(timeout_s),
-        ..Default::default()
-    };
-    let mut last = None;
-    let done = rt.block_on(aether_platform::wait_step(
-        &b,
-        cluster_id,
-        &step.step_id,
-        poll,
-        |s, t| {
-            if last != Some(s.state) {
-                eprintln!(
-                    "  {} {:>5.0} s  step {}",
-                    s.state.as_str(),
-                    t.as_secs_f64(),
-                    s.step_id
-                );
-                last = Some(s.state);
-            }
-        },
-    ));
-    let done = match done {
-        Ok(d) => d,
-        Err(e) => {
-            let _ = rt.block_on(b.cancel(cluster_id, &step.step_id));
-            return Err(anyhow!(e).context(format!("step {} cancelled", step.step_id)));
-        }
-    };
-    // the driver's lines (client mode: the step's stdout); a failed step's stderr
-    let stderr = rt
-        .block_on(b.driver_log(cluster_id, &step.step_id))
-        .ok()
-        .flatten();
-    if done.state != StepState::Completed
-        && let Some(l) = &stderr
-        && let Ok(lines) = rt.block_on(aether_platform::log_tail(l, &s3, 2000))
-    {
-        // the first errors (the cause), then the end
-        eprintln!("  driver log: {l}");
-        let errors = lines
-            .iter()
-            .filter(|x| (x.contains("Error") || x.contains("Exception")) && !x.starts_with('\t'))
-            .take(5);
-        for line in errors.chain(lines[lines.len().saturating_sub(6)..].iter()) {
-            eprintln!("    | {line}");
-        }
-    }
-    if let Some(stderr) = stderr {
-        let stdout = stderr.replace("/stderr.gz", "/stdout.gz");
-        for _ in 0..40 {
-            if let Ok(lines) = rt.block_on(aether_platform::log_tail(&stdout, &s3, 100_000)) {
-                for l in lines.iter().filter(|l| l.starts_with('{')) {
-                    println!("{l}");
-                }
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(500));
-        }
-    }
-    if done.state != StepState::Completed {
-        eprintln!(
-            "fleet: step {} {}{}",
-            done.step_id,
-            done.state.as_str(),
-            done.failure_reason
-                .as_deref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The `aether-cluster` binary: beside this one (how aether is installed and packaged), else
@@ -639,106 +254,5 @@ pub fn cluster_role(role: &str, args: Vec<String>) -> Result<ExitCode> {
             .status()
             .with_context(|| format!("cannot run {}", bin.display()))?;
         Ok(ExitCode::from(st.code().unwrap_or(2).clamp(0, 255) as u8))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tar_that_tar_reads_back() {
-        let d = tempfile::tempdir().unwrap();
-        let a = d.path().join("a");
-        let b = d.path().join("b");
-        std::fs::write(&a, b"#!/bin/sh\necho hi\n").unwrap();
-        std::fs::write(&b, vec![7u8; 1300]).unwrap();
-        let t = d.path().join("x.tar");
-        let mut f = std::fs::File::create(&t).unwrap();
-        write_tar(&mut f, &[("aether", &a), ("libxgboost.so", &b)]).unwrap();
-        drop(f);
-        // the system's tar (GNU or bsdtar) lists and unpacks it as written
-        let o = std::process::Command::new("tar")
-            .arg("-tvf")
-            .arg(&t)
-            .output()
-            .unwrap();
-        let list = String::from_utf8_lossy(&o.stdout).to_string();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert!(
-            list.contains("rwxr-xr-x") && list.contains("aether"),
-            "{list}"
-        );
-        assert!(
-            list.contains("1300") && list.contains("libxgboost.so"),
-            "{list}"
-        );
-        let out = d.path().join("out");
-        std::fs::create_dir(&out).unwrap();
-        let o = std::process::Command::new("tar")
-            .arg("-xf")
-            .arg(&t)
-            .arg("-C")
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(
-            std::fs::read(out.join("libxgboost.so")).unwrap(),
-            vec![7u8; 1300]
-        );
-        let run = std::process::Command::new(out.join("aether"))
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&run.stdout), "hi\n");
-    }
-
-    #[test]
-    fn manifests_run_one_shard_per_index() {
-        let w = ShardWork {
-            event_log: vec!["s3://logs/2026/".into(), "s3://logs/odd name/".into()],
-            warehouse: "s3://wh/fleet".into(),
-            shards: 64,
-            threads_per_shard: 4,
-        };
-        let k: serde_json::Value = serde_yaml::from_str(
-            k8s_job(&w, "acme/aether:1", 16, 8192, 3, "spark", "aether-fleet")
-                .split_once('\n')
-                .unwrap()
-                .1,
-        )
-        .unwrap();
-        assert_eq!(k["spec"]["completionMode"], "Indexed");
-        assert_eq!(k["spec"]["completions"], 64);
-        assert_eq!(k["spec"]["parallelism"], 16);
-        assert_eq!(k["spec"]["backoffLimitPerIndex"], 2);
-        let c = &k["spec"]["template"]["spec"]["containers"][0];
-        let cmd: Vec<&str> = c["command"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
-        assert_eq!(
-            &cmd[cmd.len() - 2..],
-            ["--shard", "$(JOB_COMPLETION_INDEX)/64"]
-        );
-        assert!(cmd.contains(&"s3://logs/odd name/"));
-        assert_eq!(
-            c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
-            "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-        );
-        let b: serde_json::Value =
-            serde_json::from_str(&batch_job(&w, "acme/aether:1", 8192, 3, "q", None)).unwrap();
-        assert_eq!(b["submitJob"]["arrayProperties"]["size"], 64);
-        assert_eq!(b["registerJobDefinition"]["retryStrategy"]["attempts"], 3);
-        let line = b["registerJobDefinition"]["containerProperties"]["command"][2]
-            .as_str()
-            .unwrap();
-        assert!(
-            line.ends_with("--shard \"$AWS_BATCH_JOB_ARRAY_INDEX/64\"")
-                && line.contains("'s3://logs/odd name/'"),
-            "{line}"
-        );
     }
 }

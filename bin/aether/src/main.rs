@@ -1,21 +1,20 @@
 //! The `aether` command line: parse arguments, read settings, call the pipeline crates, render.
 
 use aether_engine::OutputFormat;
-use aether_ingest::{IngestOptions, Ingested, S3Options};
+use aether_ingest::{IngestOptions, S3Options};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
-mod eks;
+mod cluster;
 mod fleet;
-mod optimize;
 mod profile;
 mod progress;
 mod report;
 mod run;
-mod shell;
 mod tune;
 mod validate;
+mod workflow;
 
 #[derive(Parser)]
 #[command(
@@ -53,13 +52,13 @@ enum Command {
     /// --config FILE).
     Config(ConfigArgs),
     /// GPU test clusters: create (from qualify's shape), list, describe, terminate.
-    Cluster(optimize::ClusterArgs),
+    Cluster(cluster::ClusterArgs),
     /// Fleet scale: one aether command over N shards of the logs as Spark tasks (`fleet
     /// submit` on EMR, `fleet driver` for any Spark), or as a Kubernetes Indexed Job or an AWS
     /// Batch array job (`fleet manifests`).
     Fleet(fleet::FleetArgs),
     /// Run a job on a cluster with a stored config; records the run and its event log.
-    Submit(optimize::SubmitArgs),
+    Submit(cluster::SubmitArgs),
     /// What GPU runs tell: the profiling AutoTuner's recommended Spark properties (the
     /// reference profiler's rules for EMR), stored as a config `submit` can run.
     Profile(profile::ProfileArgs),
@@ -346,11 +345,6 @@ enum ModelAction {
 }
 
 fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
-    use aether_predict::{model::Model, train};
-    let fail = |e: anyhow::Error| {
-        eprintln!("error: {e:#}");
-        Ok(ExitCode::from(2))
-    };
     match a.action {
         ModelAction::Train {
             pairs,
@@ -358,29 +352,17 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             rounds,
             platform,
         } => {
-            let names = match Model::builtin(&platform) {
-                Ok(m) => m.feature_names().to_vec(),
-                Err(e) => return fail(e),
-            };
-            let pairs = match train::read_pairs(&pairs) {
-                Ok(p) => p,
-                Err(e) => return fail(e),
-            };
-            let (rows, warnings) = train::training_rows(&pairs, &names, &platform)?;
-            for w in &warnings {
+            let t = aether_workflow::model::train(&pairs, &out, rounds, &platform)?;
+            for w in &t.warnings {
                 eprintln!("warning: {w}");
-            }
-            if let Err(e) = train::train(&rows, &names, rounds, &out) {
-                return fail(e);
             }
             println!(
                 "trained on {} SQL executions from {} pairs ({} skipped), {rounds} rounds: {}",
-                rows.len(),
-                pairs.len(),
-                warnings.len(),
+                t.rows,
+                t.pairs,
+                t.warnings.len(),
                 out.display()
             );
-            Ok(ExitCode::SUCCESS)
         }
         ModelAction::Evaluate {
             pairs,
@@ -388,23 +370,11 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             platform,
             format,
         } => {
-            let m = match &model {
-                Some(p) => Model::load(p),
-                None => Model::builtin(&platform),
-            };
-            let m = match m {
-                Ok(m) => m,
-                Err(e) => return fail(e),
-            };
-            let pairs = match train::read_pairs(&pairs) {
-                Ok(p) => p,
-                Err(e) => return fail(e),
-            };
-            let (rows, warnings) = train::training_rows(&pairs, m.feature_names(), &platform)?;
+            let (ev, warnings) =
+                aether_workflow::model::evaluate(&pairs, model.as_deref(), &platform)?;
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
-            let ev = train::evaluate(&m, &rows)?;
             let batch = aether_predict::report::evaluation(&ev)?;
             let text = aether_engine::render(
                 &batch.schema(),
@@ -418,9 +388,9 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
                 100.0 * ev.mape,
                 100.0 * ev.weighted_mape
             );
-            Ok(ExitCode::SUCCESS)
         }
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
@@ -484,7 +454,7 @@ struct QualifyArgs {
 }
 
 /// Settings with `--set NAME=VALUE` applied; `Err` (reported) on a bad one.
-fn settings_from(
+pub(crate) fn settings_from(
     sets: &[String],
 ) -> std::result::Result<aether_engine::AnalysisSettings, ExitCode> {
     let mut settings = aether_engine::AnalysisSettings::default();
@@ -502,78 +472,33 @@ fn settings_from(
 }
 
 fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
-    use aether_predict::qualify::{QualifyOptions, Status};
+    use aether_predict::qualify::Status;
+    use aether_workflow::qualify::QualifyRequest;
     let settings = match settings_from(&a.set) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let cfg_path = aether_core::ConfigFile::default_path(a.config.as_deref());
-    let cfg = match aether_core::ConfigFile::load(&cfg_path) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let platform = match &a.platform {
-        Some(p) => p.trim().to_ascii_lowercase(),
-        None => serde_json::to_value(cfg.config.core.selected_platform)?
-            .as_str()
-            .unwrap_or("emr")
-            .to_string(),
-    };
-    if !aether_predict::qualx::PLATFORMS.contains(&platform.as_str()) {
-        eprintln!(
-            "error: unknown platform {platform:?}; known: {}",
-            aether_predict::qualx::PLATFORMS.join(", ")
-        );
-        return Ok(ExitCode::from(2));
-    }
-    let model = match &a.model {
-        Some(p) => aether_predict::model::Model::load(p),
-        None => aether_predict::model::Model::builtin(&platform),
-    };
-    let model = match model {
-        Ok(m) => m,
+    let ws = match (workflow::WsArgs {
+        config: a.config.clone(),
+        platform: None,
+    })
+    .open()
+    {
+        Ok(ws) => ws,
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(ExitCode::from(2));
         }
     };
-    let names = model.feature_names().to_vec();
-    if let Err(e) = aether_predict::qualx::check_features(&names) {
-        eprintln!(
-            "error: {}: {e}",
-            a.model
-                .as_deref()
-                .map(|p| p.display().to_string())
-                .unwrap_or(platform.clone())
-        );
-        return Ok(ExitCode::from(2));
-    }
-    let emr = &cfg.config.platform.emr;
-    let catalog = if platform == "emr" {
-        let file = emr.pricing_file.as_deref().map(std::path::Path::new);
-        match aether_predict::cluster::Catalog::load(file) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    } else {
-        None
-    };
     let (ingest, shown) = a.common.ingest_options_shown("qualifying");
-    let opts = QualifyOptions {
-        platform,
-        model: std::sync::Mutex::new(model),
+    let req = QualifyRequest {
+        event_log: a.event_log.clone(),
+        step: a.cluster_id.clone().zip(a.platform_job_id.clone()),
+        platform: a.platform.clone(),
+        model: a.model.clone(),
         settings,
         explain: a.explain.unwrap_or(5),
         ingest,
-        catalog,
-        region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
-        gpu_families: emr.gpu_instance_types.clone(),
         batch_logs: a.batch_logs,
         derive: a.warehouse.is_some(),
     };
@@ -582,65 +507,23 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
             eprintln!("error: --warehouse qualifies event logs (--event_log), not a step");
             return Ok(ExitCode::from(2));
         }
-        return qualify_to_warehouse(&a, location, &opts, &names, shown);
+        let (opts, names, _) = match aether_workflow::qualify::options(&ws, req) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        return qualify_to_warehouse(&a, &ws, location, &opts, &names, shown);
     }
-    let history_path = cfg.history_db();
-    let history = match aether_core::History::open(&history_path) {
-        Ok(h) => std::sync::Mutex::new(h),
+    let (results, names) = match aether_workflow::qualify::qualify(&ws, req) {
+        Ok(x) => x,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e:#}");
             return Ok(ExitCode::from(2));
         }
     };
-    let model_name = a
-        .model
-        .as_deref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| format!("builtin:{}", opts.platform));
-    // an EMR step: its event log joins the inputs, its definition is recorded after
-    let mut inputs = a.event_log.clone();
-    let step = match (&a.platform_job_id, &a.cluster_id) {
-        (Some(step), Some(cluster)) => match optimize::step_source(&cfg, cluster, step) {
-            Ok(s) => {
-                eprintln!(
-                    "step {step} on {cluster}: {} event log {}",
-                    s.step.state.as_str(),
-                    s.event_log
-                );
-                inputs.push(s.event_log.clone());
-                Some(s)
-            }
-            Err(e) => {
-                eprintln!("error: --platform_job_id {step} --cluster_id {cluster}: {e:#}");
-                return Ok(ExitCode::from(2));
-            }
-        },
-        _ => None,
-    };
-    let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, _done, _total| {
-        // each app is recorded as soon as it is judged: a run killed midway keeps what it did
-        if q.status == Status::Success {
-            match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
-                Ok(r) => {
-                    q.job_id = Some(r.job_id);
-                    q.shape_id = Some(r.qualification_id);
-                    q.config_id = Some(r.config_id);
-                }
-                Err(e) => eprintln!("warning: {}: not recorded: {e}", q.event_log),
-            }
-        }
-    });
     drop(shown);
-    if let Some(src) = &step {
-        let same = |l: &str| l.trim_end_matches('/') == src.event_log.trim_end_matches('/');
-        for q in results.iter().filter(|q| same(&q.event_log)) {
-            let Some(job_id) = q.job_id else { continue };
-            let h = history.lock().unwrap_or_else(|e| e.into_inner());
-            if let Err(e) = optimize::record_step_source(h, job_id, src) {
-                eprintln!("warning: step {}: not recorded: {e:#}", src.step.step_id);
-            }
-        }
-    }
     print_qualified(&a, &results, &names)?;
     Ok(if results.iter().any(|q| q.status == Status::Success) {
         ExitCode::SUCCESS
@@ -655,54 +538,25 @@ fn print_qualified(
     results: &[aether_predict::qualify::AppQualification],
     names: &[String],
 ) -> Result<()> {
-    use aether_predict::qualify::Status;
-    for q in results
-        .iter()
-        .filter(|q| q.status != Status::Success || !q.status_reason.is_empty())
-    {
-        eprintln!(
-            "{}: {}: {}",
-            q.status.as_str(),
-            q.event_log,
-            q.status_reason
-        );
+    use aether_predict::report;
+    for line in report::status_lines(results) {
+        eprintln!("{line}");
     }
     if let Some(dir) = &a.output {
-        aether_predict::report::write_outputs(dir, results, names)?;
+        report::write_outputs(dir, results, names)?;
     }
-    let summary = aether_predict::report::summary(results)?;
-    let text = aether_engine::render(
-        &summary.schema(),
-        std::slice::from_ref(&summary),
-        a.format.into(),
-    )?;
-    println!("{}", text.trim_end());
-    if a.explain.is_some() {
-        for q in results.iter().filter(|q| q.status == Status::Success) {
-            println!(
-                "\n{} ({}): speedup {:.2}",
-                q.app_id, q.app_name, q.speedup.speedup
-            );
-            for (f, v) in &q.reasons {
-                println!(
-                    "  {f:<40} {v:+.4} ({})",
-                    if *v > 0.0 {
-                        "raises the speedup"
-                    } else {
-                        "lowers it"
-                    }
-                );
-            }
-        }
-    }
+    let explain = a.explain.is_some();
+    println!(
+        "{}",
+        report::summary_text(results, a.format.into(), explain)?
+    );
     Ok(())
 }
 
-/// `qualify --warehouse`: judge the logs the warehouse does not hold yet and write each one's
-/// raw tables, derived tables and marker as soon as it is judged (a task killed midway keeps
-/// what it finished; its retry skips it).
+/// `qualify --warehouse` (`aether_workflow::qualify::qualify_to_warehouse`), told and judged.
 fn qualify_to_warehouse(
     a: &QualifyArgs,
+    ws: &aether_workflow::Workspace,
     location: &str,
     opts: &aether_predict::qualify::QualifyOptions,
     names: &[String],
@@ -710,82 +564,49 @@ fn qualify_to_warehouse(
 ) -> Result<ExitCode> {
     use aether_predict::qualify::Status;
     let t0 = std::time::Instant::now();
-    let rt = aether_ingest::io_runtime();
-    let pending = aether_engine::Warehouse::open(location, &opts.ingest.s3)
-        .and_then(|wh| Ok((wh.pending(&a.event_log, &opts.ingest, a.force, &rt)?, wh)));
-    let (pending, wh) = match pending {
-        Ok(p) => p,
+    let q = aether_workflow::qualify::qualify_to_warehouse(
+        ws,
+        location,
+        &a.event_log,
+        a.force,
+        opts,
+        names,
+    );
+    drop(shown);
+    let q = match q {
+        Ok(q) => q,
         Err(e) => {
-            eprintln!("error: {location}: {e}");
+            eprintln!("error: {e:#}");
             return Ok(ExitCode::from(2));
         }
     };
-    let written = std::sync::Mutex::new(Vec::new());
-    let failures = std::sync::Mutex::new(Vec::<String>::new());
-    let handle = rt.handle().clone();
-    let results = aether_predict::qualify::qualify_logs(
-        &pending.todo,
-        pending.source_errors.clone(),
-        opts,
-        &rt,
-        |q, read, _, _| {
-            let Some((log, out)) = read else { return };
-            let res = aether_predict::report::warehouse_tables(q, names).and_then(|t| {
-                handle
-                    .block_on(wh.write_log(log, out, &t))
-                    .map_err(anyhow::Error::from)
-            });
-            if let Err(e) = res
-                && let Ok(mut f) = failures.lock()
-            {
-                f.push(format!("{}: not written to {location}: {e:#}", log.display));
-            }
-            // written: a fleet shard's memory stays bounded by its largest app
-            q.derived = Vec::new();
-            if let Ok(mut w) = written.lock() {
-                w.push(aether_ingest::LogReport::of(log, out.clone()));
-            }
-        },
-    );
-    drop(shown);
-    let written = written.into_inner().unwrap_or_default();
-    if let Err(e) = rt.block_on(wh.write_source_errors(&a.event_log, &pending.source_errors)) {
-        eprintln!("warning: {location}: the unreadable inputs are not recorded: {e}");
-    }
     if a.common.shard.is_none() {
-        print_qualified(a, &results, names)?;
+        print_qualified(a, &q.results, names)?;
     }
-    let failures = failures.into_inner().unwrap_or_default();
-    for f in &failures {
+    for f in &q.failures {
         eprintln!("error: {f}");
     }
-    let ok = written.iter().filter(|r| r.app_id.is_some()).count();
-    let bytes: u64 = written.iter().map(|r| r.bytes).sum();
+    let ok = q.written.iter().filter(|r| r.app_id.is_some()).count();
+    let bytes: u64 = q.written.iter().map(|r| r.bytes).sum();
+    let judged = q.results.iter().filter(|r| r.status == Status::Success);
     eprintln!(
         "ingested {} log(s) ({} with tables, {} qualified, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
-        written.len(),
+        q.written.len(),
         ok,
-        results
-            .iter()
-            .filter(|q| q.status == Status::Success)
-            .count(),
+        judged.count(),
         bytes as f64 / 1e6,
         t0.elapsed().as_secs_f64(),
-        pending.skipped.len(),
+        q.skipped,
         location
     );
-    if !failures.is_empty() {
+    if !q.failures.is_empty() {
         return Ok(ExitCode::from(2));
     }
-    if let Some(code) = shard_exit(
-        a.common.shard,
-        &pending.source_errors,
-        written.len(),
-        pending.skipped.len(),
-    ) {
+    let shard = shard_exit(a.common.shard, &q.source_errors, q.written.len(), q.skipped);
+    if let Some(code) = shard {
         return Ok(code);
     }
-    Ok(if ok == 0 && pending.skipped.is_empty() {
+    Ok(if ok == 0 && q.skipped == 0 {
         eprintln!("error: no event log could be read");
         ExitCode::from(2)
     } else {
@@ -829,28 +650,6 @@ fn looks_like_sql(s: &str) -> bool {
     ) || s.trim_start().starts_with('(')
 }
 
-/// Print one warning line per problem to stderr.
-fn warn_problems(
-    ing_sources: &[aether_ingest::SourceError],
-    reports: &[aether_ingest::LogReport],
-) -> usize {
-    let mut n = 0;
-    for e in ing_sources {
-        eprintln!("warning: {}: {}", e.path, e.error);
-        n += 1;
-    }
-    for r in reports {
-        for e in &r.errors {
-            match e.line {
-                Some(l) => eprintln!("warning: {}:{}: {}", e.file, l, e.error),
-                None => eprintln!("warning: {}: {}", e.file, e.error),
-            }
-            n += 1;
-        }
-    }
-    n
-}
-
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -858,14 +657,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// When a session's views are defined.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Views {
-    /// All of them, up front (`analyze` reads most of them).
-    All,
-    /// Each when a statement first reads it (`sql`: a query plans only the views it needs).
-    OnDemand,
-}
+use aether_engine::load::Views;
 
 /// A session with the tables of the logs (or the warehouse), the UDFs and the views; whether
 /// any file had problems. `Err(code)` when nothing could be loaded (reported on stderr).
@@ -881,63 +673,23 @@ fn load(
         return Ok(Err(ExitCode::from(2)));
     }
     let (opts, shown) = inputs.common.ingest_options_shown("reading");
-    let ctx = aether_engine::session();
-    let mut failed_files = false;
-    // several apps' rows may be mixed only with more than one log or a warehouse
-    let mut apps_may_repeat = warehouse.is_some();
-    if !event_log.is_empty() {
-        let ing: Ingested = aether_ingest::ingest(event_log, &opts);
-        drop(shown);
-        apps_may_repeat |= ing.logs.len() > 1;
-        let problems = warn_problems(&ing.source_errors, &ing.logs);
-        failed_files = problems > 0;
-        if !ing.any_app() {
-            eprintln!("error: no event log could be read");
-            return Ok(Err(ExitCode::from(2)));
+    let loaded = aether_engine::load::load(rt, event_log, warehouse, &opts, settings, views);
+    drop(shown);
+    Ok(match loaded {
+        Ok(l) => {
+            for p in l.problems.iter().chain(&l.duplicates) {
+                eprintln!("warning: {p}");
+            }
+            Ok((l.ctx, !l.problems.is_empty()))
         }
-        tracing::info!(
-            logs = ing.logs.len(),
-            bytes = ing.bytes,
-            elapsed_ms = ing.elapsed.as_millis() as u64,
-            "ingested"
-        );
-        aether_engine::register_ingested(&ctx, &ing)?;
-    }
-    if let Some(w) = warehouse {
-        let wh = aether_engine::Warehouse::open(w, &opts.s3)?;
-        if let Err(e) = rt.block_on(wh.register(&ctx)) {
-            eprintln!("error: {w}: {e}");
-            return Ok(Err(ExitCode::from(2)));
+        Err(e) => {
+            for p in &e.problems {
+                eprintln!("warning: {p}");
+            }
+            eprintln!("error: {}", e.error);
+            Err(ExitCode::from(2))
         }
-    }
-    let registered = match views {
-        Views::All => rt.block_on(aether_engine::register_views(&ctx, settings)),
-        Views::OnDemand => aether_engine::views::register_settings(&ctx, settings),
-    };
-    if let Err(e) = registered {
-        eprintln!("error: {e}");
-        return Ok(Err(ExitCode::from(2)));
-    }
-    // the tables are keyed by app id and attempt: two logs of one app would be mixed
-    let dup =
-        "SELECT app_id, COALESCE(attempt_id, '') AS attempt, string_agg(event_log, ', ') AS logs
-               FROM applications GROUP BY app_id, attempt_id HAVING COUNT(*) > 1 ORDER BY app_id";
-    if apps_may_repeat && let Ok(rows) = rt.block_on(aether_engine::analyze::json_rows(&ctx, dup)) {
-        for r in rows {
-            let f = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-            eprintln!(
-                "warning: app {}{} is in several logs ({}): their rows are mixed in the tables; query them separately",
-                f("app_id"),
-                if f("attempt").is_empty() {
-                    String::new()
-                } else {
-                    format!(" attempt {}", f("attempt"))
-                },
-                f("logs")
-            );
-        }
-    }
-    Ok(Ok((ctx, failed_files)))
+    })
 }
 
 fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
@@ -1023,7 +775,7 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     let (script, bad_script) = match &a.query {
         Some(q) => (q.clone(), None),
         None if interactive => (String::new(), None),
-        None => match shell::read_stdin() {
+        None => match aether_shell::read_stdin() {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("error: reading the statements on stdin: {e}");
@@ -1041,7 +793,7 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let mut sh = shell::Shell::new(&rt, ctx, a.inputs.format.into(), interactive);
+    let mut sh = aether_shell::Shell::new(&rt, ctx, a.inputs.format.into(), interactive);
     if let Some(out) = a.output.clone() {
         sh.output_to(out)?;
     }
@@ -1073,67 +825,43 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
 fn cmd_config(a: ConfigArgs) -> Result<ExitCode> {
     use aether_core::ConfigFile;
     let path = ConfigFile::default_path(a.config.as_deref());
-    let fail = |e: &dyn std::fmt::Display| {
-        eprintln!("error: {e}");
-        Ok(ExitCode::from(2))
-    };
     if let ConfigAction::Init { force } = a.action {
         if path.exists() && !force {
             eprintln!(
                 "{} exists; keeping it (--force to overwrite)",
                 path.display()
             );
-            return Ok(ExitCode::SUCCESS);
+        } else {
+            let config = Default::default();
+            ConfigFile {
+                path: path.clone(),
+                config,
+            }
+            .save()?;
+            eprintln!("wrote {}", path.display());
         }
-        let f = ConfigFile {
-            path: path.clone(),
-            config: Default::default(),
-        };
-        if let Err(e) = f.save() {
-            return fail(&e);
-        }
-        eprintln!("wrote {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut f = match ConfigFile::load(&path) {
-        Ok(f) => f,
-        Err(e) => return fail(&e),
-    };
+    let mut f = ConfigFile::load(&path)?;
     match a.action {
         ConfigAction::Init { .. } => unreachable!("handled above"),
         ConfigAction::List => {
-            for (k, v) in f.config.list() {
-                let shown = match (k.key, v) {
-                    (_, Some(v)) => v,
-                    ("core.history_db", None) => {
-                        format!("{} (default)", f.history_db().display())
-                    }
-                    (_, None) => "(unset)".to_string(),
-                };
+            for k in aether_core::config::KEYS {
+                let shown = f.shown(k.key)?.unwrap_or_else(|| "(unset)".into());
                 println!("{} = {}    # {}", k.key, shown, k.doc);
             }
         }
-        ConfigAction::Get { key } => match f.config.get(&key) {
-            Ok(Some(v)) => println!("{v}"),
-            Ok(None) if key == "core.history_db" => println!("{}", f.history_db().display()),
-            Ok(None) => return Ok(ExitCode::from(1)),
-            Err(e) => return fail(&e),
+        ConfigAction::Get { key } => match f.shown(&key)? {
+            Some(v) => println!("{}", v.trim_end_matches(" (default)")),
+            None => return Ok(ExitCode::from(1)),
         },
         ConfigAction::Set { key, value } => {
-            if let Err(e) = f.config.set(&key, &value) {
-                return fail(&e);
-            }
-            if let Err(e) = f.save() {
-                return fail(&e);
-            }
+            f.config.set(&key, &value)?;
+            f.save()?;
         }
         ConfigAction::Unset { key } => {
-            if let Err(e) = f.config.unset(&key) {
-                return fail(&e);
-            }
-            if let Err(e) = f.save() {
-                return fail(&e);
-            }
+            f.config.unset(&key)?;
+            f.save()?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -1151,7 +879,10 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let problems = warn_problems(&rep.source_errors, &rep.written);
+    let problems = aether_engine::load::problem_lines(&rep.source_errors, &rep.written);
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
     let read_ok = rep.written.iter().filter(|r| r.app_id.is_some()).count();
     let secs = t0.elapsed().as_secs_f64();
     eprintln!(
@@ -1175,7 +906,7 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
         eprintln!("error: no event log could be read");
         return Ok(ExitCode::from(2));
     }
-    Ok(if a.strict && problems > 0 {
+    Ok(if a.strict && !problems.is_empty() {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
@@ -1193,10 +924,10 @@ fn main() -> ExitCode {
         Command::Report(a) => report::cmd_report(a),
         Command::Model(a) => cmd_model(a),
         Command::Config(a) => cmd_config(a),
-        Command::Cluster(a) => optimize::cmd_cluster(a),
+        Command::Cluster(a) => cluster::cmd_cluster(a),
         Command::Warehouse(a) => cmd_warehouse(a),
         Command::Fleet(a) => fleet::cmd_fleet(a),
-        Command::Submit(a) => optimize::cmd_submit(a),
+        Command::Submit(a) => cluster::cmd_submit(a),
         Command::Profile(a) => profile::cmd_profile(a),
         Command::Tune(a) => tune::cmd_tune(a),
         Command::Validate(a) => validate::cmd_validate(a),

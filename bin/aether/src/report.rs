@@ -4,17 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use aether_core::{ConfigFile, History};
+use aether_core::History;
 use aether_report::html::{self, Mode};
 use aether_report::{model, render};
+use aether_workflow::Workspace;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    ws: crate::workflow::WsArgs,
     #[command(subcommand)]
     action: ReportAction,
 }
@@ -49,7 +49,7 @@ enum ReportAction {
     /// One job: every run (the CPU original, each GPU test run) with its config changes, the
     /// validations, and the spark-defaults and cluster to use.
     Job {
-        #[arg(long = "aether_job_id", alias = "aether-job-id")]
+        #[arg(long = "aether_job_id", alias = "aether-job-id", value_parser = crate::workflow::id)]
         aether_job_id: i64,
         #[arg(long, value_enum, default_value_t = Form::Table)]
         format: Form,
@@ -85,10 +85,8 @@ enum ReportAction {
     },
 }
 
-fn history(cfg: &ConfigFile) -> Result<(History, PathBuf)> {
-    let path = cfg.history_db();
-    let h = History::open(&path).map_err(|e| anyhow!("{e}"))?;
-    Ok((h, path))
+fn history(ws: &Workspace) -> Result<(History, PathBuf)> {
+    Ok((ws.history()?, ws.settings.history_db()))
 }
 
 fn form_of(path: &Path, default: Form) -> Form {
@@ -124,8 +122,7 @@ fn json(v: &impl aether_report::Serialize) -> Result<String> {
 }
 
 pub fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
-    let cfg = ConfigFile::load(&ConfigFile::default_path(a.config.as_deref()))
-        .map_err(|e| anyhow!("{e}"))?;
+    let cfg = a.ws.open()?;
     match a.action {
         ReportAction::List { format, output } => {
             let (h, path) = history(&cfg)?;
@@ -216,10 +213,9 @@ pub fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
     }
 }
 
-fn ui(cfg: &ConfigFile, bind: &str, port: u16) -> Result<ExitCode> {
+fn ui(cfg: &Workspace, bind: &str, port: u16) -> Result<ExitCode> {
     let (_, path) = history(cfg)?;
-    let rt = crate::optimize::runtime()?;
-    rt.block_on(async {
+    cfg.runtime().block_on(async {
         let listener = tokio::net::TcpListener::bind((bind, port))
             .await
             .with_context(|| format!("cannot listen on {bind}:{port}"))?;

@@ -2,6 +2,7 @@
 //! verdict CI and schedulers can gate on: exit 0 on PASS (and WARN unless --strict), 1 on FAIL,
 //! 2 on an error (an output that cannot be read, bad arguments).
 
+use crate::workflow::{WsArgs, id};
 use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
@@ -15,6 +16,7 @@ pub enum ReportFormat {
 }
 
 #[derive(Args)]
+#[command(after_help = "Example: aether validate --aether_job_id 12")]
 pub struct ValidateArgs {
     /// The CPU run's output: a file or a folder of part files (Hive partitions included), or
     /// s3://bucket/prefix.
@@ -48,15 +50,15 @@ pub struct ValidateArgs {
     #[arg(
         long = "aether_job_id",
         alias = "aether-job-id",
-        conflicts_with_all = ["cpu_output", "gpu_output", "cpu_event_log", "gpu_event_log"]
+        conflicts_with_all = ["cpu_output", "gpu_output", "cpu_event_log", "gpu_event_log"],
+        value_parser = id
     )]
     aether_job_id: Option<i64>,
     /// The GPU test run to validate (default: the job's fastest successful one).
-    #[arg(long = "run_id", alias = "run-id", requires = "aether_job_id")]
+    #[arg(long = "run_id", alias = "run-id", requires = "aether_job_id", value_parser = id)]
     run_id: Option<i64>,
-    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
-    #[arg(long)]
-    config: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    ws: WsArgs,
     /// The outputs' format: parquet, csv (with a header line), json (JSON lines).
     #[arg(long, default_value = "parquet")]
     format: String,
@@ -121,9 +123,10 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     let mut report: Option<aether_validate::Report> = None;
     let mut record = None;
     if let Some(job) = a.aether_job_id {
-        let (r, rec) = validate_job(&a, job, &o, &rt)?;
+        let ws = a.ws.open()?;
+        let (r, runs) = aether_workflow::validate::validate_job(&ws, job, a.run_id, &o)?;
         report = Some(r);
-        record = Some(rec);
+        record = Some((ws, runs));
     }
     if let (Some(c), Some(g)) = (&a.cpu_event_log, &a.gpu_event_log) {
         report = Some(
@@ -143,21 +146,8 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     let r = report.ok_or_else(|| {
         anyhow!("give --cpu_output and --gpu_output, or --cpu_event_log and --gpu_event_log")
     })?;
-    if let Some((mut h, job, cpu_run, gpu_run)) = record {
-        let failed = r
-            .checks
-            .iter()
-            .filter(|c| c.verdict == aether_validate::Verdict::Fail)
-            .count() as i64;
-        let id = h.add_validation(
-            job,
-            cpu_run,
-            Some(gpu_run),
-            &r.verdict.to_string(),
-            failed,
-            &serde_json::to_value(&r)?,
-        )?;
-        eprintln!("validate: recorded as validation {id} of job {job} (GPU run {gpu_run})");
+    if let Some((ws, runs)) = record {
+        aether_workflow::validate::record(&ws, &runs, &r)?;
     }
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
@@ -188,62 +178,4 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
         aether_validate::Verdict::Warn if !a.strict => 0,
         _ => 1,
     }))
-}
-
-/// The job's CPU run and its GPU test run, from the history: (report, what to record it with).
-#[allow(clippy::type_complexity)]
-fn validate_job(
-    a: &ValidateArgs,
-    job: i64,
-    o: &aether_validate::Options,
-    rt: &tokio::runtime::Runtime,
-) -> Result<(
-    aether_validate::Report,
-    (aether_core::History, i64, Option<i64>, i64),
-)> {
-    let cfg =
-        aether_core::ConfigFile::load(&aether_core::ConfigFile::default_path(a.config.as_deref()))
-            .map_err(|e| anyhow!("{e}"))?;
-    let h = aether_core::History::open(&cfg.history_db())?;
-    let runs = h.runs(job)?;
-    let cpu = runs
-        .iter()
-        .find(|r| r.kind == "cpu-original" && r.event_log.is_some());
-    let cpu_log = match cpu.and_then(|r| r.event_log.clone()) {
-        Some(l) => l,
-        None => h
-            .job_event_log(job)?
-            .ok_or_else(|| anyhow!("unknown job id {job} (aether report list shows the jobs)"))?,
-    };
-    let gpu = match a.run_id {
-        Some(id) => {
-            let r = h.run(id)?.ok_or_else(|| anyhow!("unknown run id {id}"))?;
-            if r.job_id != job || r.kind != "gpu-test" {
-                return Err(anyhow!("run {id} is not a GPU test run of job {job}"));
-            }
-            r
-        }
-        None => crate::tune::best_gpu_run(&h, job)?.ok_or_else(|| {
-            anyhow!(
-                "job {job} has no successful GPU test run yet: run `aether submit` or `aether tune` first"
-            )
-        })?,
-    };
-    let gpu_log = gpu
-        .event_log
-        .clone()
-        .ok_or_else(|| anyhow!("GPU run {} has no event log", gpu.run_id))?;
-    let outputs: Vec<(String, String)> =
-        serde_json::from_value(gpu.details["outputs"].clone()).unwrap_or_default();
-    eprintln!(
-        "validate: job {job}: CPU run {cpu_log} against GPU run {} ({} outputs in its sandbox)",
-        gpu.run_id,
-        outputs.len()
-    );
-    let r = rt
-        .block_on(aether_validate::validate_run(
-            &cpu_log, &gpu_log, &outputs, o,
-        ))
-        .map_err(|e| anyhow!("{e}"))?;
-    Ok((r, (h, job, cpu.map(|r| r.run_id), gpu.run_id)))
 }

@@ -1002,3 +1002,68 @@ fn model_train_and_evaluate_on_cpu_gpu_pairs() {
         stderr(&o)
     );
 }
+
+/// The settings choose where the workflow runs: `onprem` has no run backend (said, with what
+/// to set), `core.run_on` chooses one, an id names its platform and one that contradicts
+/// `--platform` is an error naming both; ids are taken as printed (`aether-1` or `1`).
+#[test]
+fn workflow_commands_follow_the_settings_and_take_ids_as_printed() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path();
+    let set = |k: &str, v: &str| {
+        let o = aether_home(home, &["config", "set", k, v]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    set("core.selected_platform", "onprem");
+    let o = aether_home(home, &["cluster", "list"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("onprem") && e.contains("no run backend") && e.contains("core.run_on local"),
+        "{e}"
+    );
+    // the run backend, as a user sets it; `config list` shows it
+    set("core.run_on", "local");
+    let list = stdout(&aether_home(home, &["config", "list"]));
+    assert!(list.contains("core.run_on = local"), "{list}");
+    let o = aether_home(home, &["config", "set", "core.run_on", "dataproc"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("one of emr, emr-eks, local"),
+        "{}",
+        stderr(&o)
+    );
+    let o = aether_home(home, &["cluster", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // an EMR cluster id with --platform local: both named, nothing run
+    let o = aether_home(
+        home,
+        &[
+            "cluster",
+            "terminate",
+            "--platform",
+            "local",
+            "--cluster_id",
+            "j-1ABCDEFGHIJK",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("j-1ABCDEFGHIJK") && e.contains("emr") && e.contains("--platform local"),
+        "{e}"
+    );
+    // ids as printed
+    let o = aether_home(home, &["qualify", "--event_log", &sample()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plain = aether_home(home, &["report", "job", "--aether_job_id", "1"]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let prefixed = aether_home(home, &["report", "job", "--aether_job_id", "aether-1"]);
+    assert!(prefixed.status.success(), "{}", stderr(&prefixed));
+    let first = |o: &Output| stdout(o).lines().next().unwrap_or("").to_string();
+    assert!(first(&plain).starts_with("job 1: "), "{}", stdout(&plain));
+    assert_eq!(first(&plain), first(&prefixed));
+    let o = aether_home(home, &["report", "job", "--aether_job_id", "first"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("aether-12"), "{}", stderr(&o));
+}

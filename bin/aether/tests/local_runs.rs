@@ -237,6 +237,12 @@ fn interrupted_and_timed_out_submits_leave_nothing_running() {
             .status
             .success()
     );
+    // runs go to this machine's Spark, as a user sets it once
+    assert!(
+        aether(&home, &["config", "set", "core.run_on", "local"])
+            .status
+            .success()
+    );
     let o = aether(&home, &["cluster", "create", "--local_cores", "1"]);
     let cluster = out(&o).split('\t').next().unwrap().to_string();
     let script = d.path().join("slow.py");
@@ -432,6 +438,12 @@ fn test_runs_write_to_the_sandbox_never_over_production_outputs() {
         .unwrap()
         .to_string()
     };
+    // runs go to this machine's Spark, as a user sets it once
+    assert!(
+        aether(&home, &["config", "set", "core.run_on", "local"])
+            .status
+            .success()
+    );
     let o = aether(&home, &["cluster", "create", "--local_cores", "1"]);
     let cluster = out(&o).split('\t').next().unwrap().to_string();
 

@@ -57,6 +57,84 @@ pub enum Platform {
     Onprem,
 }
 
+/// Where aether's test clusters and runs go (`core.run_on`; `--platform` per command).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RunOn {
+    /// Amazon EMR clusters and steps (aws-sdk-emr).
+    #[serde(rename = "emr")]
+    Emr,
+    /// EMR on EKS job runs on a virtual cluster, GPU nodes from Karpenter.
+    #[serde(rename = "emr-eks")]
+    EmrEks,
+    /// This machine's Spark (spark-submit): no GPU, no cloud.
+    #[serde(rename = "local")]
+    Local,
+}
+
+impl RunOn {
+    /// Every run platform, as settings and flags name them.
+    pub const ALL: [RunOn; 3] = [RunOn::Emr, RunOn::EmrEks, RunOn::Local];
+
+    /// The name settings, flags and the history use: `emr`, `emr-eks`, `local`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOn::Emr => "emr",
+            RunOn::EmrEks => "emr-eks",
+            RunOn::Local => "local",
+        }
+    }
+
+    /// The run platform named `s` (`emr_eks` too; any case).
+    pub fn parse(s: &str) -> Option<RunOn> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "emr" => Some(RunOn::Emr),
+            "emr-eks" | "eks" => Some(RunOn::EmrEks),
+            "local" => Some(RunOn::Local),
+            _ => None,
+        }
+    }
+
+    /// The platform a cluster id names: `j-…` EMR, `eks-…` EMR on EKS (a lease on a virtual
+    /// cluster), `lc-…` local; `None` for another form.
+    pub fn of_cluster_id(id: &str) -> Option<RunOn> {
+        let id = id.trim();
+        if id.starts_with("j-") {
+            Some(RunOn::Emr)
+        } else if id.starts_with("eks-") {
+            Some(RunOn::EmrEks)
+        } else if id.starts_with("lc-") {
+            Some(RunOn::Local)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for RunOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Platform {
+    /// The name settings use: `emr`, `onprem`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Emr => "emr",
+            Platform::Onprem => "onprem",
+        }
+    }
+
+    /// Where runs go when `core.run_on` is not set: EMR for `emr`; none for `onprem` (your own
+    /// cluster is not driven by aether: set `core.run_on local` to try jobs on this machine).
+    pub fn default_run_on(self) -> Option<RunOn> {
+        match self {
+            Platform::Emr => Some(RunOn::Emr),
+            Platform::Onprem => None,
+        }
+    }
+}
+
 /// The whole settings document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -71,8 +149,12 @@ pub struct Config {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Core {
-    /// The platform the predictions, cluster shapes and costs are for.
+    /// The platform the predictions, cluster shapes and costs are for, and (unless
+    /// `run_on` says otherwise) where the workflow's clusters and runs go.
     pub selected_platform: Platform,
+    /// Where test clusters and runs go: `emr`, `emr-eks` or `local`; default from
+    /// `selected_platform` (emr -> emr; onprem has no run backend).
+    pub run_on: Option<RunOn>,
     /// The job-history database (SQLite); default `<aether home>/history.db`.
     pub history_db: Option<String>,
 }
@@ -243,7 +325,12 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         key: "core.selected_platform",
         kind: Kind::OneOf(&["emr", "onprem"]),
-        doc: "the platform predictions, cluster shapes and costs are for",
+        doc: "the platform predictions, cluster shapes and costs are for; the workflow's clusters and runs go there too unless core.run_on says otherwise",
+    },
+    KeySpec {
+        key: "core.run_on",
+        kind: Kind::OneOf(&["emr", "emr-eks", "local"]),
+        doc: "where test clusters and runs go (cluster, submit, tune, run); default: emr for selected_platform emr; onprem has no run backend (set local to run on this machine's Spark)",
     },
     KeySpec {
         key: "core.history_db",
@@ -739,6 +826,18 @@ impl ConfigFile {
         })
     }
 
+    /// `key`'s value as `config list` shows it: the value; for an unset `core.history_db` the
+    /// path it defaults to, marked ` (default)`; `None` when unset.
+    pub fn shown(&self, key: &str) -> Result<Option<String>> {
+        Ok(match self.config.get(key)? {
+            Some(v) => Some(v),
+            None if key == "core.history_db" => {
+                Some(format!("{} (default)", self.history_db().display()))
+            }
+            None => None,
+        })
+    }
+
     /// The history database: the setting, else `<home>/history.db`.
     pub fn history_db(&self) -> PathBuf {
         self.config
@@ -778,6 +877,10 @@ mod tests {
         assert_eq!(c.get("platform.emr.region").unwrap(), None);
         c.set("platform.emr.region", "eu-west-1").unwrap();
         c.set("core.selected_platform", "ONPREM").unwrap();
+        assert_eq!(c.core.run_on, None);
+        c.set("core.run_on", "EMR-EKS").unwrap();
+        assert_eq!(c.core.run_on, Some(RunOn::EmrEks));
+        assert_eq!(c.get("core.run_on").unwrap().as_deref(), Some("emr-eks"));
         c.set("platform.emr.gpu_instance_types", "g5.2xlarge, g6")
             .unwrap();
         c.set("platform.emr.cluster.log_path", "s3://my-bucket/logs/")
@@ -828,6 +931,8 @@ mod tests {
         );
         for (k, v) in [
             ("core.selected_platform", "gcp"),
+            ("core.run_on", "onprem"),
+            ("core.run_on", "dataproc"),
             ("platform.emr.region", "mars-1"),
             ("platform.emr.region", "us-east"),
             ("platform.emr.cluster.artifacts_path", "/tmp/x"),

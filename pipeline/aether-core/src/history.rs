@@ -363,9 +363,22 @@ impl History {
         let conn = Connection::open(path).map_err(|e| err(&e))?;
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| err(&e))?;
-        // WAL: readers never block the writer; NORMAL sync is durable across process crashes
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| err(&e))?;
+        // WAL: readers never block the writer; NORMAL sync is durable across process crashes.
+        // Switching a new database to WAL takes its lock without the busy handler: another
+        // aether opening the same new history at that moment is waited for, not an error.
+        let t0 = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy
+                        && t0.elapsed() < Duration::from_secs(30) =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(err(&e)),
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| err(&e))?;
         conn.pragma_update(None, "foreign_keys", "ON")

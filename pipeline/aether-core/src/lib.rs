@@ -9,7 +9,7 @@
 
 pub mod config;
 
-pub use config::{Config, ConfigError, ConfigFile};
+pub use config::{Config, ConfigError, ConfigFile, Platform, RunOn};
 pub mod history;
 
 pub use history::{History, HistoryError};

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 pub mod analyze;
 pub mod compact;
+pub mod load;
 pub mod views;
 pub use datafusion::prelude::SessionContext;
 pub use views::{AnalysisSettings, register_views};

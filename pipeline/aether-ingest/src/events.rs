@@ -9,127 +9,12 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 
-/// A number Spark may write as a JSON number, a numeric string, or something else entirely
-/// (a list of block updates in old accumulables). Non-numeric values become `None`.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub struct Num(pub Option<i64>);
-
-impl<'de> Deserialize<'de> for Num {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Num;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
-                Ok(Num(Some(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
-                Ok(Num(i64::try_from(v).ok()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
-                Ok(Num(if v.is_finite() { Some(v as i64) } else { None }))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
-                Ok(Num(num_from_str(v)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Num, A::Error> {
-                while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Num, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The number a numeric string holds (integer, or a finite float truncated), or the
-/// milliseconds of a `HH:MM:SS.mmm` duration (how the RAPIDS plugin's GPU task time metrics
-/// print their values); `None` otherwise.
-pub(crate) fn num_from_str(v: &str) -> Option<i64> {
-    let t = v.trim();
-    t.parse::<i64>()
-        .ok()
-        .or_else(|| {
-            t.parse::<f64>()
-                .ok()
-                .filter(|f| f.is_finite())
-                .map(|f| f as i64)
-        })
-        .or_else(|| duration_ms(t))
-}
-
-/// `H:MM:SS[.fff]` as milliseconds.
-fn duration_ms(t: &str) -> Option<i64> {
-    let mut parts = t.split(':');
-    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || m.len() != 2 || !s.as_bytes().first()?.is_ascii_digit() {
-        return None;
-    }
-    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
-    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-    if !digits(h)
-        || !digits(m)
-        || whole.len() != 2
-        || !digits(whole)
-        || !(frac.is_empty() || digits(frac))
-    {
-        return None;
-    }
-    let mut ms = frac.chars().take(3).collect::<String>();
-    while ms.len() < 3 {
-        ms.push('0');
-    }
-    let h: i64 = h.parse().ok()?;
-    let m: i64 = m.parse().ok()?;
-    let sec: i64 = whole.parse().ok()?;
-    Some(((h * 60 + m) * 60 + sec) * 1000 + ms.parse::<i64>().ok()?)
-}
-
-/// The RAPIDS plugin's GPU task metrics (task accumulators, not SQL metrics) that
-/// `stage_gpu_metrics` keeps, with their unit: `(name, unit, kind)`, kind `sum` or `max` (a
-/// per-task peak, whose sum means nothing).
-pub const GPU_TASK_METRICS: &[(&str, &str, &str)] = &[
-    ("gpuMaxDeviceMemoryBytes", "bytes", "max"),
-    ("gpuMaxDiskMemoryBytes", "bytes", "max"),
-    ("gpuMaxHostMemoryBytes", "bytes", "max"),
-    ("gpuMaxPageableMemoryBytes", "bytes", "max"),
-    ("gpuMaxPinnedMemoryBytes", "bytes", "max"),
-    ("gpuReadSpillFromDiskTime", "ms", "sum"),
-    ("gpuReadSpillFromHostTime", "ms", "sum"),
-    ("gpuRetryBlockTime", "ms", "sum"),
-    ("gpuRetryComputationTime", "ms", "sum"),
-    ("gpuRetryCount", "count", "sum"),
-    ("gpuSemaphoreWait", "ms", "sum"),
-    ("gpuSpillToDiskTime", "ms", "sum"),
-    ("gpuSpillToHostTime", "ms", "sum"),
-    ("gpuSplitAndRetryCount", "count", "sum"),
-    ("gpuTime", "ms", "sum"),
-];
-
-/// The index in [`GPU_TASK_METRICS`] of an accumulator name.
-pub fn gpu_metric(name: &[u8]) -> Option<u8> {
-    if !name.starts_with(b"gpu") {
-        return None;
-    }
-    GPU_TASK_METRICS
-        .iter()
-        .position(|(n, _, _)| n.as_bytes() == name)
-        .map(|i| i as u8)
-}
+pub use crate::event_types::{
+    AccUpdate, AccUpdates, BlockManagerAddress, GPU_TASK_METRICS, InputMetrics, Num, OutputMetrics,
+    ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo, TaskMetrics,
+    gpu_metric,
+};
+use crate::scan::object_end;
 
 /// A string-to-string map kept in file order; non-string values are rendered as JSON text.
 #[derive(Debug, Default, Clone)]
@@ -389,125 +274,7 @@ pub struct StageEvent {
     pub info: StageInfo,
 }
 
-#[derive(Deserialize, Debug, Default)]
-pub struct TaskEndReason {
-    #[serde(rename = "Reason")]
-    pub reason: Option<String>,
-    #[serde(rename = "Class Name")]
-    pub class_name: Option<String>,
-    #[serde(rename = "Description")]
-    pub description: Option<String>,
-    #[serde(rename = "Kill Reason")]
-    pub kill_reason: Option<String>,
-    #[serde(rename = "Loss Reason")]
-    pub loss_reason: Option<String>,
-    /// The exception with its stack trace as the executor printed it (ExceptionFailure).
-    #[serde(rename = "Full Stack Trace")]
-    pub full_stack_trace: Option<String>,
-    /// ExecutorLostFailure: the executor, and whether the task's own work killed it.
-    #[serde(rename = "Executor ID")]
-    pub executor_id: Option<String>,
-    #[serde(rename = "Exit Caused By App")]
-    pub exit_caused_by_app: Option<bool>,
-    /// FetchFailed: where the block was, which shuffle block, and the fetch's error.
-    #[serde(rename = "Block Manager Address")]
-    pub block_manager: Option<BlockManagerAddress>,
-    #[serde(rename = "Shuffle ID", default)]
-    pub shuffle_id: Num,
-    #[serde(rename = "Map ID", default)]
-    pub map_id: Num,
-    #[serde(rename = "Map Index", default)]
-    pub map_index: Num,
-    #[serde(rename = "Reduce ID", default)]
-    pub reduce_id: Num,
-    #[serde(rename = "Message")]
-    pub message: Option<String>,
-}
-
-/// A block manager's address in a FetchFailed reason.
-#[derive(Deserialize, Debug, Default, Clone, PartialEq)]
-pub struct BlockManagerAddress {
-    #[serde(rename = "Executor ID")]
-    pub executor_id: Option<String>,
-    #[serde(rename = "Host")]
-    pub host: Option<String>,
-    #[serde(rename = "Port", default)]
-    pub port: Num,
-}
-
-impl TaskEndReason {
-    /// The reason as Spark's `TaskEndReason.toErrorString` renders it (ExceptionFailure: its full
-    /// stack trace); `None` for Success and the kinds it does not know.
-    pub fn error_string(&self) -> Option<String> {
-        let n = |v: Num| v.0.map(|x| x.to_string()).unwrap_or_else(|| "null".into());
-        match self.reason.as_deref()? {
-            "ExceptionFailure" => self.full_stack_trace.clone(),
-            "TaskKilled" => Some(format!(
-                "TaskKilled ({})",
-                self.kill_reason.as_deref().unwrap_or("unknown reason")
-            )),
-            "Resubmitted" => Some("Resubmitted (resubmitted due to lost executor)".into()),
-            "TaskResultLost" => Some("TaskResultLost (result lost from block manager)".into()),
-            "UnknownReason" => Some("UnknownReason".into()),
-            "ExecutorLostFailure" => {
-                let exit = if self.exit_caused_by_app.unwrap_or(true) {
-                    "caused by one of the running tasks"
-                } else {
-                    "unrelated to the running tasks"
-                };
-                let reason = self
-                    .loss_reason
-                    .as_deref()
-                    .map(|r| format!(" Reason: {r}"))
-                    .unwrap_or_default();
-                Some(format!(
-                    "ExecutorLostFailure (executor {} exited {exit}){reason}",
-                    self.executor_id.as_deref().unwrap_or("null")
-                ))
-            }
-            "FetchFailed" => {
-                let bm = match &self.block_manager {
-                    Some(b) => format!(
-                        "BlockManagerId({}, {}, {}, None)",
-                        b.executor_id.as_deref().unwrap_or("null"),
-                        b.host.as_deref().unwrap_or("null"),
-                        n(b.port)
-                    ),
-                    None => "null".into(),
-                };
-                Some(format!(
-                    "FetchFailed({bm}, shuffleId={}, mapIndex={}, mapId={}, reduceId={}, message=\n{}\n)",
-                    n(self.shuffle_id),
-                    n(self.map_index),
-                    n(self.map_id),
-                    n(self.reduce_id),
-                    self.message.as_deref().unwrap_or("null")
-                ))
-            }
-            _ => None,
-        }
-    }
-}
-
-/// One accumulator update of a task that feeds a SQL metric.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AccUpdate {
-    /// Accumulator id (as in the plan's `accumulatorId`).
-    pub id: i64,
-    /// The task's update.
-    pub update: i64,
-    /// Whether Spark counts the update when the task failed (`Count Failed Values`).
-    pub count_failed: bool,
-    /// Which GPU task metric it is ([`GPU_TASK_METRICS`]), if one.
-    pub gpu: Option<u8>,
-}
-
-/// The non-internal numeric accumulator updates of a task. Internal task metrics
-/// (`internal.metrics.*`, already in the task's metrics) are dropped while parsing, and names are
-/// borrowed from the line, never allocated.
-#[derive(Debug, Default)]
-pub struct AccUpdates(pub Vec<AccUpdate>);
-
+// `AccUpdates` (declared with the TaskEnd structs) is read here, by the accumulables scan.
 impl<'de> Deserialize<'de> for AccUpdates {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // Take the array as raw text (the parser skips it at full speed), then look only at
@@ -518,62 +285,9 @@ impl<'de> Deserialize<'de> for AccUpdates {
     }
 }
 
-const fn byte_table(bytes: &[u8]) -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < bytes.len() {
-        t[bytes[i] as usize] = true;
-        i += 1;
-    }
-    t
-}
-
-/// Bytes that matter outside strings.
-static STRUCTURAL: [bool; 256] = byte_table(b"\"{}[]");
-
 /// The key of a task's accumulables.
 static ACCUMULABLES_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Accumulables\":["));
-
-/// Bytes of `w` equal to `b`, as the high bit of each byte (exact up to the lowest match).
-#[inline]
-fn bytes_equal(w: u64, b: u8) -> u64 {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let x = w ^ (LO * b as u64);
-    x.wrapping_sub(LO) & !x & HI
-}
-
-/// The index of the quote closing a string whose body starts at `i`, eight bytes at a time.
-#[inline]
-pub(crate) fn string_end(raw: &[u8], i: usize) -> Option<usize> {
-    string_end_escaped(raw, i).map(|(end, _)| end)
-}
-
-/// Like [`string_end`], also telling whether the string has an escape.
-#[inline]
-pub(crate) fn string_end_escaped(raw: &[u8], mut i: usize) -> Option<(usize, bool)> {
-    let mut escaped = false;
-    loop {
-        while let Some(chunk) = raw.get(i..i + 8) {
-            let w = u64::from_le_bytes(chunk.try_into().ok()?);
-            let m = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
-            if m != 0 {
-                i += (m.trailing_zeros() / 8) as usize;
-                break;
-            }
-            i += 8;
-        }
-        match raw.get(i)? {
-            b'\\' => {
-                escaped = true;
-                i += 2
-            }
-            b'"' => return Some((i, escaped)),
-            _ => i += 1,
-        }
-    }
-}
 
 /// Structural scanning 32 bytes at a time: quote and bracket masks from AVX2 compares, the
 /// inside-string mask from a prefix XOR of the quote mask (valid because the block has no
@@ -726,45 +440,6 @@ fn array_of_objects_scalar(raw: &[u8]) -> Result<(Vec<&[u8]>, usize), String> {
     }
 }
 
-/// The index of the `}` closing the object that starts at `raw[start] == b'{'`: a structural
-/// scan tracking strings (with escapes) and nesting.
-pub(crate) fn object_end(raw: &[u8], start: usize) -> Result<usize, String> {
-    let bad = |what: &str, at: usize| Err(format!("{what} at byte {at}"));
-    if raw.get(start) != Some(&b'{') {
-        return bad("expected an object", start);
-    }
-    let mut i = start;
-    let mut depth = 0usize;
-    loop {
-        // jump to the next byte that matters
-        while i < raw.len() && !STRUCTURAL[raw[i] as usize] {
-            i += 1;
-        }
-        let Some(&c) = raw.get(i) else {
-            return bad("unterminated object", start);
-        };
-        match c {
-            b'"' => match string_end(raw, i + 1) {
-                Some(end) => i = end,
-                None => return bad("unterminated string", i),
-            },
-            b'{' | b'[' => depth += 1,
-            _ => {
-                // `}` or `]`
-                depth -= 1;
-                if depth == 0 {
-                    return if c == b'}' {
-                        Ok(i)
-                    } else {
-                        bad("mismatched bracket", i)
-                    };
-                }
-            }
-        }
-        i += 1;
-    }
-}
-
 /// The SQL-metric updates in a raw `Accumulables` JSON array.
 fn scan_accumulables(raw: &[u8]) -> Result<AccUpdates, String> {
     let raw = raw.trim_ascii();
@@ -817,133 +492,6 @@ fn updates_from_objects(objects: &[&[u8]]) -> Result<AccUpdates, String> {
         }
     }
     Ok(AccUpdates(out))
-}
-
-#[derive(Deserialize, Debug, Default)]
-pub struct TaskInfo {
-    #[serde(rename = "Task ID")]
-    pub task_id: i64,
-    #[serde(rename = "Index", default)]
-    pub index: Num,
-    #[serde(rename = "Attempt", default)]
-    pub attempt: Num,
-    #[serde(rename = "Launch Time", default)]
-    pub launch_time: Num,
-    #[serde(rename = "Executor ID")]
-    pub executor_id: Option<String>,
-    #[serde(rename = "Host")]
-    pub host: Option<String>,
-    #[serde(rename = "Locality")]
-    pub locality: Option<String>,
-    #[serde(rename = "Speculative", default)]
-    pub speculative: Option<bool>,
-    #[serde(rename = "Finish Time", default)]
-    pub finish_time: Num,
-    #[serde(rename = "Failed", default)]
-    pub failed: Option<bool>,
-    #[serde(rename = "Killed", default)]
-    pub killed: Option<bool>,
-    #[serde(rename = "Accumulables", default)]
-    pub accumulables: AccUpdates,
-}
-
-#[derive(Deserialize, Debug, Default)]
-pub struct ShuffleReadMetrics {
-    #[serde(rename = "Remote Blocks Fetched", default)]
-    pub remote_blocks_fetched: Num,
-    #[serde(rename = "Local Blocks Fetched", default)]
-    pub local_blocks_fetched: Num,
-    #[serde(rename = "Fetch Wait Time", default)]
-    pub fetch_wait_time: Num,
-    #[serde(rename = "Remote Bytes Read", default)]
-    pub remote_bytes_read: Num,
-    #[serde(rename = "Remote Bytes Read To Disk", default)]
-    pub remote_bytes_read_to_disk: Num,
-    #[serde(rename = "Local Bytes Read", default)]
-    pub local_bytes_read: Num,
-    #[serde(rename = "Total Records Read", default)]
-    pub records_read: Num,
-}
-
-#[derive(Deserialize, Debug, Default)]
-pub struct ShuffleWriteMetrics {
-    #[serde(rename = "Shuffle Bytes Written", default)]
-    pub bytes_written: Num,
-    #[serde(rename = "Shuffle Write Time", default)]
-    pub write_time: Num,
-    #[serde(rename = "Shuffle Records Written", default)]
-    pub records_written: Num,
-}
-
-#[derive(Deserialize, Debug, Default)]
-pub struct InputMetrics {
-    #[serde(rename = "Bytes Read", default)]
-    pub bytes_read: Num,
-    #[serde(rename = "Records Read", default)]
-    pub records_read: Num,
-}
-
-#[derive(Deserialize, Debug, Default)]
-pub struct OutputMetrics {
-    #[serde(rename = "Bytes Written", default)]
-    pub bytes_written: Num,
-    #[serde(rename = "Records Written", default)]
-    pub records_written: Num,
-}
-
-#[derive(Deserialize, Debug, Default)]
-pub struct TaskMetrics {
-    #[serde(rename = "Executor Deserialize Time", default)]
-    pub executor_deserialize_time: Num,
-    #[serde(rename = "Executor Deserialize CPU Time", default)]
-    pub executor_deserialize_cpu_time: Num,
-    #[serde(rename = "Executor Run Time", default)]
-    pub executor_run_time: Num,
-    #[serde(rename = "Executor CPU Time", default)]
-    pub executor_cpu_time: Num,
-    #[serde(rename = "Peak Execution Memory", default)]
-    pub peak_execution_memory: Num,
-    /// Spark 4.x
-    #[serde(rename = "Peak On Heap Execution Memory", default)]
-    pub peak_on_heap_execution_memory: Num,
-    /// Spark 4.x
-    #[serde(rename = "Peak Off Heap Execution Memory", default)]
-    pub peak_off_heap_execution_memory: Num,
-    #[serde(rename = "Result Size", default)]
-    pub result_size: Num,
-    #[serde(rename = "JVM GC Time", default)]
-    pub jvm_gc_time: Num,
-    #[serde(rename = "Result Serialization Time", default)]
-    pub result_serialization_time: Num,
-    #[serde(rename = "Memory Bytes Spilled", default)]
-    pub memory_bytes_spilled: Num,
-    #[serde(rename = "Disk Bytes Spilled", default)]
-    pub disk_bytes_spilled: Num,
-    #[serde(rename = "Shuffle Read Metrics", default)]
-    pub shuffle_read: Option<ShuffleReadMetrics>,
-    #[serde(rename = "Shuffle Write Metrics", default)]
-    pub shuffle_write: Option<ShuffleWriteMetrics>,
-    #[serde(rename = "Input Metrics", default)]
-    pub input: Option<InputMetrics>,
-    #[serde(rename = "Output Metrics", default)]
-    pub output: Option<OutputMetrics>,
-}
-
-#[derive(Deserialize, Debug)]
-pub struct TaskEnd {
-    #[serde(rename = "Stage ID")]
-    pub stage_id: i64,
-    #[serde(rename = "Stage Attempt ID", default)]
-    pub stage_attempt_id: Num,
-    /// ShuffleMapTask or ResultTask.
-    #[serde(rename = "Task Type")]
-    pub task_type: Option<String>,
-    #[serde(rename = "Task End Reason", default)]
-    pub reason: TaskEndReason,
-    #[serde(rename = "Task Info")]
-    pub info: TaskInfo,
-    #[serde(rename = "Task Metrics", default)]
-    pub metrics: Option<TaskMetrics>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -1443,19 +991,7 @@ mod tests {
 #[cfg(test)]
 mod scan_tests {
     use super::*;
-
-    #[test]
-    fn string_end_handles_escapes_at_every_offset() {
-        for pad in 0..20 {
-            let body = format!("{}a\\\"b\\\\\"tail", "x".repeat(pad));
-            // body: xxx a \" b \\ " tail  → the closing quote follows the escaped backslash
-            let bytes = body.as_bytes();
-            let end = string_end(bytes, 0).unwrap();
-            assert_eq!(&bytes[end + 1..], b"tail", "pad {pad}");
-        }
-        assert_eq!(string_end(b"no closing quote here", 0), None);
-        assert_eq!(string_end(b"ends with escape\\", 0), None);
-    }
+    use crate::event_types::num_from_str;
 
     #[test]
     fn simd_and_scalar_array_scans_agree() {

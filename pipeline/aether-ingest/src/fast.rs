@@ -1,10 +1,10 @@
 //! A hand-written reader for the hot event, `SparkListenerTaskEnd`, once its accumulables are
-//! cut out. It reads exactly the fields the serde structs in [`crate::events`] read, with the
+//! cut out. It reads exactly the fields the serde structs in [`crate::event_types`] read, with the
 //! same meaning, and gives up (returns `None`) on anything it is not sure of: the caller then
 //! parses the line with serde_json, which also produces the error message. Tests check that both
 //! agree on every TaskEnd of the real logs.
 
-use crate::events::{
+use crate::event_types::{
     AccUpdate, BlockManagerAddress, InputMetrics, Num, OutputMetrics, ShuffleReadMetrics,
     ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo, TaskMetrics,
 };
@@ -49,7 +49,7 @@ impl<'a> Cur<'a> {
     fn raw_string(&mut self) -> Option<(&'a [u8], bool)> {
         self.eat(b'"')?;
         let start = self.i;
-        let (end, escaped) = crate::events::string_end_escaped(self.b, start)?;
+        let (end, escaped) = crate::scan::string_end_escaped(self.b, start)?;
         self.i = end + 1;
         Some((&self.b[start..end], escaped))
     }
@@ -131,7 +131,7 @@ impl<'a> Cur<'a> {
                 if !raw.is_empty() && raw.len() <= 18 && raw.iter().all(u8::is_ascii_digit) {
                     return Some(Num(Some(digits_value(raw))));
                 }
-                Some(Num(crate::events::num_from_str(
+                Some(Num(crate::event_types::num_from_str(
                     std::str::from_utf8(raw).ok()?,
                 )))
             }
@@ -144,7 +144,7 @@ impl<'a> Cur<'a> {
         match self.peek()? {
             b'"' => self.raw_string().map(|_| ()),
             b'{' => {
-                let end = crate::events::object_end(self.b, self.i).ok()?;
+                let end = crate::scan::object_end(self.b, self.i).ok()?;
                 self.i = end + 1;
                 Some(())
             }
@@ -460,7 +460,7 @@ fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
         id,
         update,
         count_failed: count_failed != Some(false),
-        gpu: crate::events::gpu_metric(name),
+        gpu: crate::event_types::gpu_metric(name),
     }))
 }
 
@@ -512,7 +512,7 @@ fn acc_update_any_order(obj: &[u8]) -> Option<Option<AccUpdate>> {
             id,
             update,
             count_failed: count_failed != Some(false),
-            gpu: crate::events::gpu_metric(name),
+            gpu: crate::event_types::gpu_metric(name),
         }),
         _ => None,
     })

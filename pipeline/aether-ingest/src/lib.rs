@@ -9,12 +9,14 @@
 //! interpretation of the numbers beyond what Spark's own status listeners compute.
 
 pub mod codec;
+mod event_types;
 pub mod events;
 mod fast;
 pub mod plangraph;
 mod planhash;
 pub mod read;
 mod scala_order;
+mod scan;
 pub mod source;
 pub mod state;
 pub mod tables;

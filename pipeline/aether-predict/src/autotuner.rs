@@ -8,7 +8,7 @@ use aether_engine::SessionContext;
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::qualify::{Row, rows_by_app};
+use crate::rows::{Row, rows_by_app};
 
 pub(crate) const TUNING_TABLE: &str =
     include_str!("../../../datasets/reference/rapids-plugin/tuning-table.csv");
@@ -599,7 +599,7 @@ pub fn render_conf(app_id: &str, target: &str, settings: &[Setting]) -> String {
 }
 
 fn int(v: Option<&Value>) -> i64 {
-    crate::qualify::i(v).unwrap_or(0)
+    crate::rows::i(v).unwrap_or(0)
 }
 
 /// Read the rules' inputs of every app in `ctx` (its tables and views), by app id. The Spark

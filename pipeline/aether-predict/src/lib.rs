@@ -8,4 +8,5 @@ pub mod profile;
 pub mod qualify;
 pub mod qualx;
 pub mod report;
+mod rows;
 pub mod train;

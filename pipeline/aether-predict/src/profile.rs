@@ -18,7 +18,7 @@ use crate::autotuner::{
     ConfType, TunerInputs, format_bytes, normalize, offheap_and_pyspark_mib, parse_bytes,
     read_threads, shuffle_threads, version_at_least,
 };
-use crate::qualify::{i, rows_by_app};
+use crate::rows::{i, rows_by_app};
 
 const FILL_IN: &str = "[FILL_IN_VALUE]";
 const THP: &str = "-XX:-UseTransparentHugePages";

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::model::Model;
 use crate::qualx::{self, AppSpeedup, SqlPrediction};
+use crate::rows::{Row, f, i, rows_by_app, s};
 
 /// The outcome of qualifying one log, as the reference tool's `status.csv` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -81,41 +82,6 @@ pub struct AppQualification {
     /// With [`QualifyOptions::derive`]: this app's rows of the derived views
     /// ([`DERIVED_VIEWS`]), by view.
     pub derived: Vec<(String, RecordBatch)>,
-}
-
-/// One result row, by column name.
-pub(crate) type Row = serde_json::Map<String, Value>;
-
-pub(crate) async fn rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Row>> {
-    Ok(aether_engine::analyze::json_rows(ctx, sql).await?)
-}
-
-/// The rows of `sql` (which must return an `app_id` column), by app id.
-pub(crate) async fn rows_by_app(
-    ctx: &SessionContext,
-    sql: &str,
-) -> Result<HashMap<String, Vec<Row>>> {
-    let mut out: HashMap<String, Vec<Row>> = HashMap::new();
-    for r in rows(ctx, sql).await? {
-        out.entry(s(r.get("app_id"))).or_default().push(r);
-    }
-    Ok(out)
-}
-
-fn s(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(v) => v.to_string(),
-    }
-}
-
-pub(crate) fn i(v: Option<&Value>) -> Option<i64> {
-    v.and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
-}
-
-fn f(v: Option<&Value>) -> Option<f64> {
-    v.and_then(Value::as_f64)
 }
 
 fn lock(m: &std::sync::Mutex<Model>) -> Result<std::sync::MutexGuard<'_, Model>> {

@@ -66,6 +66,55 @@ const CONSOLE_COLUMNS: &[(&str, &str)] = &[
     ("Not Recommended Reason", "Not Recommended Reason"),
 ];
 
+/// What a terminal shows of a qualification: the summary table (in `format`), and with
+/// `explain` each app's top reasons (SHAP contributions) under it.
+pub fn summary_text(
+    results: &[AppQualification],
+    format: aether_engine::OutputFormat,
+    explain: bool,
+) -> Result<String> {
+    use std::fmt::Write as _;
+    let summary = summary(results)?;
+    let mut text =
+        aether_engine::render(&summary.schema(), std::slice::from_ref(&summary), format)?
+            .trim_end()
+            .to_string();
+    if explain {
+        for q in results.iter().filter(|q| q.status == Status::Success) {
+            let _ = write!(
+                text,
+                "\n\n{} ({}): speedup {:.2}",
+                q.app_id, q.app_name, q.speedup.speedup
+            );
+            for (f, v) in &q.reasons {
+                let way = if *v > 0.0 {
+                    "raises the speedup"
+                } else {
+                    "lowers it"
+                };
+                let _ = write!(text, "\n  {f:<40} {v:+.4} ({way})");
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// One line per app not qualified, or qualified with a note: `STATUS: log: reason`.
+pub fn status_lines(results: &[AppQualification]) -> Vec<String> {
+    results
+        .iter()
+        .filter(|q| q.status != Status::Success || !q.status_reason.is_empty())
+        .map(|q| {
+            format!(
+                "{}: {}: {}",
+                q.status.as_str(),
+                q.event_log,
+                q.status_reason
+            )
+        })
+        .collect()
+}
+
 /// The qualified apps, one row each (the console view: the figures a decision needs).
 pub fn summary(results: &[AppQualification]) -> Result<RecordBatch> {
     let full = qualification_summary(results)?;

@@ -598,6 +598,67 @@ pub fn validation_text(r: &ValidationReport, md: bool) -> String {
     out
 }
 
+/// A finished run as `submit` and `tune` print it (tab-separated, one line).
+pub fn run_line(run: &aether_core::history::Run) -> String {
+    format!(
+        "run {}\t{}\tstep {}\tduration {} ms\tevent log {}",
+        run.run_id,
+        run.status,
+        run.step_id.as_deref().unwrap_or("-"),
+        run.duration_ms.unwrap_or(0),
+        run.event_log.as_deref().unwrap_or("-")
+    )
+}
+
+/// A tune iteration as `tune` prints it: its run, config, time, cost, what changed, the
+/// decision (tab-separated, one line).
+pub fn iteration_line(it: &aether_core::history::TuneIteration) -> String {
+    let changed = it
+        .changed
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("(removed)")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "iteration {}\trun {}\tconfig {}\t{} ms\t${:.4}\t{}\tchanged: {changed}\t{}",
+        it.iteration,
+        it.run_id.map(|r| r.to_string()).unwrap_or("-".into()),
+        it.config_id,
+        it.duration_ms.map(|d| d.to_string()).unwrap_or("-".into()),
+        it.cost_usd.unwrap_or(0.0),
+        it.status,
+        it.decision
+    )
+}
+
+/// A tune session's best run against the CPU run (its duration and cost per run).
+pub fn tune_best(
+    best: &aether_core::history::Run,
+    cpu_ms: Option<i64>,
+    cpu_cost_usd: Option<f64>,
+) -> String {
+    let d = best.duration_ms.unwrap_or(0);
+    format!(
+        "best: run {} with config {} in {d} ms{}{}",
+        best.run_id,
+        best.config_id.unwrap_or(0),
+        cpu_ms
+            .filter(|_| d > 0)
+            .map(|c| format!(", {:.2}x the CPU run's {c} ms", c as f64 / d as f64))
+            .unwrap_or_default(),
+        match (cpu_cost_usd, best.cost_usd) {
+            (Some(c), Some(g)) => format!("; cost per run ${c:.4} (CPU) -> ${g:.4}"),
+            (None, Some(g)) => format!("; cost per run ${g:.4}"),
+            _ => String::new(),
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

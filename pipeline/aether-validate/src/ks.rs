@@ -1,6 +1,14 @@
-//! The two-sample Kolmogorov–Smirnov test's p-value from its statistic D (computed exactly in
-//! SQL by the caller), with the asymptotic Kolmogorov distribution and Stephens' small-sample
-//! correction of the effective size. D = 0 (the usual case here) gives p = 1 at once.
+//! Layer 4, the distribution: per numeric column the two-sample Kolmogorov–Smirnov statistic D
+//! (computed exactly: both sides' values sorted in SQL and walked together) and its p-value,
+//! with the asymptotic Kolmogorov distribution and Stephens' small-sample correction of the
+//! effective size. D = 0 (the usual case here) gives p = 1 at once.
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::Field;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+
+use crate::{Builder, Error, Result, Verdict, ident, one_row, q};
 
 /// `Q_KS(λ) = 2 Σ_{k≥1} (-1)^{k-1} exp(-2 k² λ²)`: the probability that the Kolmogorov
 /// statistic scaled by √n exceeds λ.
@@ -30,6 +38,130 @@ pub fn p_value(d: f64, n1: u64, n2: u64) -> f64 {
     let (a, b) = (n1 as f64, n2 as f64);
     let en = (a * b / (a + b)).sqrt();
     q_ks((en + 0.12 + 0.11 / en) * d)
+}
+
+/// A sorted stream of doubles, read value by value.
+struct Sorted {
+    s: datafusion::physical_plan::SendableRecordBatchStream,
+    batch: Option<datafusion::arrow::array::Float64Array>,
+    i: usize,
+}
+
+impl Sorted {
+    fn new(s: datafusion::physical_plan::SendableRecordBatchStream) -> Self {
+        Sorted {
+            s,
+            batch: None,
+            i: 0,
+        }
+    }
+
+    /// The next value, without taking it; `None` at the end.
+    async fn peek(&mut self) -> Result<Option<f64>> {
+        loop {
+            if let Some(a) = &self.batch
+                && self.i < a.len()
+            {
+                return Ok(Some(a.value(self.i)));
+            }
+            match self.s.next().await {
+                None => return Ok(None),
+                Some(b) => {
+                    let b = b.map_err(q)?;
+                    self.batch = Some(
+                        b.column(0)
+                            .as_primitive::<datafusion::arrow::datatypes::Float64Type>()
+                            .clone(),
+                    );
+                    self.i = 0;
+                }
+            }
+        }
+    }
+
+    /// Take every next value equal to `v`: how many.
+    async fn take_equal(&mut self, v: f64) -> Result<u64> {
+        let mut n = 0;
+        while let Some(x) = self.peek().await? {
+            if x != v {
+                break;
+            }
+            self.i += 1;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// The exact two-sample KS statistic of one column and its p-value.
+pub(crate) async fn ks_column(ctx: &SessionContext, f: &Field, b: &mut Builder) -> Result<()> {
+    let c = ident(f.name());
+    let x = format!("CAST({c} AS DOUBLE)");
+    let filter = format!("{c} IS NOT NULL AND NOT isnan({x})");
+    let n = |t: &str| {
+        let sql = format!("SELECT COUNT(*) FROM {t} WHERE {filter}");
+        async move {
+            Ok::<u64, Error>(
+                one_row(ctx, &sql).await?[0]
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+            )
+        }
+    };
+    let (n1, n2) = (n("cpu").await?, n("gpu").await?);
+    // both sides' values sorted (the sorts spill beyond the memory limit), walked together: the
+    // largest gap between the two empirical distribution functions is D, exactly
+    let sorted = |t: &str| {
+        let sql = format!("SELECT {x} AS x FROM {t} WHERE {filter} ORDER BY x");
+        async move {
+            ctx.sql(&sql)
+                .await
+                .map_err(q)?
+                .execute_stream()
+                .await
+                .map_err(q)
+        }
+    };
+    let mut sides = [
+        Sorted::new(sorted("cpu").await?),
+        Sorted::new(sorted("gpu").await?),
+    ];
+    let (mut ca, mut cb, mut d) = (0u64, 0u64, 0f64);
+    loop {
+        let (va, vb) = (sides[0].peek().await?, sides[1].peek().await?);
+        let v = match (va, vb) {
+            (None, None) => break,
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (Some(a), Some(b)) => a.min(b),
+        };
+        ca += sides[0].take_equal(v).await?;
+        cb += sides[1].take_equal(v).await?;
+        if n1 > 0 && n2 > 0 {
+            d = d.max((ca as f64 / n1 as f64 - cb as f64 / n2 as f64).abs());
+        }
+    }
+    let d = if d.is_finite() { d } else { 0.0 };
+    let p = p_value(d, n1, n2);
+    b.gate(
+        "distribution",
+        "Kolmogorov-Smirnov",
+        Some(f.name()),
+        format!("D={d:.6}"),
+        format!("p={p:.3e}"),
+        None,
+        // a difference only when it is both unlikely by chance and not negligible
+        !(p < 1e-3 && d > 1e-3),
+        Verdict::Fail,
+        || {
+            format!(
+                "column {} is distributed differently: D = {d:.6}, p = {p:.3e}",
+                f.name()
+            )
+        },
+    );
+    Ok(())
 }
 
 #[cfg(test)]

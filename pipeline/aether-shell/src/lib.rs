@@ -1,6 +1,13 @@
-//! `aether sql`'s statements: one query from the command line, a script on stdin, or an
-//! interactive shell on one session (line editing, history, completion, dot commands), as
-//! DuckDB's and SQLite's command lines do. Views are defined as statements first read them.
+//! aether-shell: `aether sql`'s statements — one query from the command line, a script on
+//! stdin, or an interactive shell on one session (line editing, history, completion, dot
+//! commands), as DuckDB's and SQLite's command lines do. Views are defined as statements first
+//! read them.
+//!
+//! Owns: splitting statements as DataFusion reads them, running them on a session, printing
+//! results (table, CSV, JSON) to the terminal or a file, the dot commands, Ctrl-C that stops
+//! one statement, the shell's history file. It is a terminal component: it prints.
+//!
+//! Does not own: the tables and views (aether-engine), reading logs (aether-ingest).
 
 use aether_engine::{OutputFormat, SessionContext};
 use datafusion::arrow::datatypes::SchemaRef;

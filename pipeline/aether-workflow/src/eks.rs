@@ -1,13 +1,11 @@
-//! `aether cluster create --platform emr-eks`: the Karpenter capacity of a qualified GPU shape
-//! (EC2NodeClass, the GPU executor NodePool, the on-demand driver NodePool, the driver and
-//! executor pod templates), checked against Karpenter's v1 CRDs, written to a folder, the pod
-//! templates uploaded to `platform.emr_eks.artifacts_path`, and with `--apply` applied by
-//! kubectl.
+//! EMR on EKS capacity: the Karpenter capacity of a qualified GPU shape (EC2NodeClass, the GPU
+//! executor NodePool, the on-demand driver NodePool, the driver and executor pod templates),
+//! checked against Karpenter's v1 CRDs, written to a folder, the pod templates uploaded to
+//! `platform.emr_eks.artifacts_path`, and with `apply` applied by kubectl.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use aether_core::{ConfigFile, History};
+use crate::workspace::Workspace;
 use aether_platform::karpenter::{self, Capacity};
 use anyhow::{Context, Result, anyhow, bail};
 
@@ -19,35 +17,18 @@ pub struct Written {
     pub gpus_per_node: i64,
 }
 
-/// `aether cluster create --platform emr-eks`: the capacity, and with the virtual cluster set,
-/// a lease runs can go to.
-pub fn create_capacity(
-    cfg: &ConfigFile,
-    shape_id: i64,
-    output: Option<PathBuf>,
-    apply: bool,
-) -> Result<ExitCode> {
-    let w = write_capacity(cfg, shape_id, output, apply, true)?;
-    for p in &w.files {
-        println!("{}", p.display());
-    }
-    for u in &w.uploaded {
-        println!("{u}");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// The Karpenter capacity of a qualified shape, checked, written (and applied), its pod
-/// templates put under the artifacts path; the prerequisites told when `tell`.
+/// templates put under the artifacts path (`output`: the folder, default
+/// `<aether home>/emr-eks/shape-<id>`).
 pub fn write_capacity(
-    cfg: &ConfigFile,
+    ws: &Workspace,
     shape_id: i64,
     output: Option<PathBuf>,
     apply: bool,
-    tell: bool,
 ) -> Result<Written> {
+    let cfg = &ws.settings;
     let e = &cfg.config.platform.emr_eks;
-    let h = History::open(&cfg.history_db())?;
+    let h = ws.history()?;
     let (job, gpu) = h
         .shape(shape_id)?
         .ok_or_else(|| anyhow!("unknown cluster shape id {shape_id} (see `aether report list`)"))?;
@@ -92,8 +73,7 @@ pub fn write_capacity(
             errors.join("\n  ")
         );
     }
-    let dir =
-        output.unwrap_or_else(|| ConfigFile::home().join(format!("emr-eks/shape-{shape_id}")));
+    let dir = output.unwrap_or_else(|| ws.home().join(format!("emr-eks/shape-{shape_id}")));
     std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
     let mut files = Vec::new();
     for (name, o) in &objects {
@@ -116,14 +96,11 @@ pub fn write_capacity(
         karpenter::PREREQUISITES
     );
     std::fs::write(dir.join("README.txt"), &readme)?;
-    if tell {
-        eprint!("{}", karpenter::PREREQUISITES);
-    }
     let mut uploaded = Vec::new();
     // the pod templates go where the runs' spark-defaults name them
     if let Some(url) = &e.artifacts_path {
         use object_store::ObjectStoreExt;
-        let rt = crate::optimize::runtime()?;
+        let rt = ws.runtime();
         let s3 = aether_ingest::source::s3_location(
             url,
             &aether_ingest::S3Options {

@@ -1,0 +1,264 @@
+//! `aether cluster` and `aether submit`: GPU test clusters and runs on the platform the
+//! settings choose (`aether_workflow::cluster`, `aether_workflow::submit`).
+
+use crate::workflow::{WsArgs, id, stopped};
+use aether_platform::{ClusterInfo, StepState};
+use aether_workflow::RunOn;
+use aether_workflow::cluster::{self, CreateOpts};
+use aether_workflow::submit::{self, SubmitRequest, Submitted, Target};
+use anyhow::{Result, anyhow};
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ClusterArgs {
+    #[command(flatten)]
+    ws: WsArgs,
+    #[command(subcommand)]
+    action: ClusterAction,
+}
+
+#[derive(Subcommand)]
+enum ClusterAction {
+    /// Start a cluster of the GPU shape qualify recommended (its "Aether Shape ID").
+    #[command(after_help = "Example: aether cluster create --cluster_shape_id 3")]
+    Create {
+        /// The shape id qualify printed (omit on the local platform for this machine as is).
+        #[arg(long = "cluster_shape_id", alias = "cluster-shape-id", value_parser = id)]
+        cluster_shape_id: Option<i64>,
+        /// Cores for local Spark (local[N]); default all.
+        #[arg(long = "local_cores", alias = "local-cores", default_value_t = 0)]
+        local_cores: i64,
+        /// A token that makes a retried create return the cluster made the first time.
+        #[arg(long = "request_token", alias = "request-token")]
+        request_token: Option<String>,
+        /// A YAML file over the defaults: emrRelease, applications, idleTimeoutSeconds, tags,
+        /// instanceGroups [name, role, instanceType, instanceCount, market, bidPrice,
+        /// onSpotUnavailable, ebsConfiguration] (EMR).
+        #[arg(long = "config_file", alias = "config-file")]
+        config_file: Option<std::path::PathBuf>,
+        /// Keep a cluster whose create was interrupted (Ctrl-C, SIGTERM) instead of
+        /// terminating it.
+        #[arg(long = "keep_cluster", alias = "keep-cluster")]
+        keep_cluster: bool,
+        /// emr-eks: where to write the manifests (default <aether home>/emr-eks/shape-<id>).
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+        /// emr-eks: also apply them with kubectl (its current context).
+        #[arg(long)]
+        apply: bool,
+    },
+    /// The clusters of the platform.
+    #[command(after_help = "Example: aether cluster list")]
+    List,
+    /// One cluster.
+    #[command(after_help = "Example: aether cluster describe --cluster_id j-2AXXXXXXGAPLF")]
+    Describe {
+        #[arg(long = "cluster_id", alias = "cluster-id")]
+        cluster_id: String,
+    },
+    /// Terminate a cluster (its running steps are cancelled).
+    #[command(after_help = "Example: aether cluster terminate --cluster_id j-2AXXXXXXGAPLF")]
+    Terminate {
+        #[arg(long = "cluster_id", alias = "cluster-id")]
+        cluster_id: String,
+    },
+    /// Run a Ballista scheduler with aether's functions, for cross-log SQL over a fleet
+    /// warehouse (`aether sql --cluster df://HOST:PORT`): `aether-cluster scheduler ARGS`
+    /// (--bind, --port, --external_host, --s3_endpoint; see `aether-cluster scheduler --help`).
+    #[command(disable_help_flag = true)]
+    Scheduler {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run a Ballista executor with aether's functions and S3 (`aether-cluster executor ARGS`:
+    /// --scheduler HOST:PORT, --port, --grpc_port, --tasks, --work_dir, --memory_mb).
+    #[command(disable_help_flag = true)]
+    Executor {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+#[derive(Args)]
+#[command(after_help = "Example: aether submit --config_id 7 --cluster_id j-2AXXXXXXGAPLF")]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    ws: WsArgs,
+    /// The stored Spark configs to run with ("Aether Config ID" of qualify, or a later one).
+    #[arg(long = "config_id", alias = "config-id", value_parser = id)]
+    config_id: i64,
+    /// The cluster to run on (its id names its platform: j-… EMR, eks-… EMR on EKS, lc-… local).
+    #[arg(
+        long = "cluster_id",
+        alias = "cluster-id",
+        required_unless_present = "cluster_shape_id"
+    )]
+    cluster_id: Option<String>,
+    /// Instead of --cluster_id: make a cluster of this shape for the run, terminated after it
+    /// (also when the run fails or is interrupted) unless --keep_cluster.
+    #[arg(
+        long = "cluster_shape_id",
+        alias = "cluster-shape-id",
+        conflicts_with = "cluster_id",
+        value_parser = id
+    )]
+    cluster_shape_id: Option<i64>,
+    /// With --cluster_shape_id: the cluster's --config_file (EMR).
+    #[arg(
+        long = "config_file",
+        alias = "config-file",
+        requires = "cluster_shape_id"
+    )]
+    config_file: Option<std::path::PathBuf>,
+    /// Keep the cluster made for the run (--cluster_shape_id) after it.
+    #[arg(long = "keep_cluster", alias = "keep-cluster")]
+    keep_cluster: bool,
+    /// The job as a spark-submit command line, when its log does not hold one (a shell or
+    /// notebook ran it); recorded as the job's definition.
+    #[arg(long)]
+    job: Option<String>,
+    /// Spark properties set over the config's (`--conf k=v`, repeatable); stored as a new
+    /// config of the job (source `user`).
+    #[arg(long = "conf", value_name = "KEY=VALUE")]
+    conf: Vec<String>,
+    /// Run even when the CPU run wrote outputs that no argument of the job names (so they
+    /// cannot be moved to the sandbox, and this run may overwrite them).
+    #[arg(long = "allow_output_overwrite", alias = "allow-output-overwrite")]
+    allow_output_overwrite: bool,
+    /// Give up waiting after this many seconds (the step is cancelled).
+    #[arg(long = "timeout_s", alias = "timeout-s", default_value_t = 6 * 3600)]
+    timeout_s: u64,
+}
+
+fn print_cluster(c: &ClusterInfo) {
+    println!(
+        "{}\t{}\t{}\t{}\t{}",
+        c.cluster_id,
+        c.backend,
+        c.state.as_str(),
+        c.spec.name,
+        c.state_reason.as_deref().unwrap_or("")
+    );
+}
+
+pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
+    match a.action {
+        ClusterAction::Scheduler { args } => return crate::fleet::cluster_role("scheduler", args),
+        ClusterAction::Executor { args } => return crate::fleet::cluster_role("executor", args),
+        _ => {}
+    }
+    let ws = a.ws.open_stoppable()?;
+    let platform = match &a.action {
+        ClusterAction::Describe { cluster_id } | ClusterAction::Terminate { cluster_id } => {
+            ws.platform_of_cluster(cluster_id)?
+        }
+        _ => ws.platform()?,
+    };
+    match a.action {
+        // EMR on EKS without a virtual cluster: the capacity only (for a platform team to apply)
+        ClusterAction::Create {
+            cluster_shape_id,
+            output,
+            apply,
+            ..
+        } if platform == RunOn::EmrEks
+            && ws
+                .settings
+                .config
+                .platform
+                .emr_eks
+                .virtual_cluster_id
+                .is_none() =>
+        {
+            let shape = cluster_shape_id
+                .ok_or_else(|| anyhow!("--cluster_shape_id is needed to size the capacity"))?;
+            let w = aether_workflow::eks::write_capacity(&ws, shape, output, apply)?;
+            eprint!("{}", aether_platform::karpenter::PREREQUISITES);
+            for p in &w.files {
+                println!("{}", p.display());
+            }
+            for u in &w.uploaded {
+                println!("{u}");
+            }
+            eprintln!(
+                "(no platform.emr_eks.virtual_cluster_id: the capacity is written; runs need the \
+                 virtual cluster they go to)"
+            );
+        }
+        ClusterAction::Create {
+            cluster_shape_id,
+            local_cores,
+            request_token,
+            config_file,
+            keep_cluster,
+            output,
+            apply,
+        } => {
+            let b = ws.backend(platform)?;
+            let mut h = ws.history()?;
+            let o = CreateOpts {
+                shape_id: cluster_shape_id,
+                local_cores,
+                request_token,
+                config_file,
+                keep_cluster,
+                output,
+                apply,
+            };
+            match cluster::create(&ws, b.as_ref(), platform, &mut h, &o)? {
+                Ok(c) => print_cluster(&c),
+                Err(sig) => return Ok(stopped(sig)),
+            }
+        }
+        ClusterAction::List => {
+            for c in ws.runtime().block_on(ws.backend(platform)?.list())? {
+                print_cluster(&c);
+            }
+        }
+        ClusterAction::Describe { cluster_id } => {
+            let c = ws
+                .runtime()
+                .block_on(ws.backend(platform)?.describe(&cluster_id))?;
+            println!("{}", serde_json::to_string_pretty(&c)?);
+        }
+        ClusterAction::Terminate { cluster_id } => {
+            let b = ws.backend(platform)?;
+            print_cluster(&cluster::terminate(&ws, b.as_ref(), &cluster_id)?);
+        }
+        ClusterAction::Scheduler { .. } | ClusterAction::Executor { .. } => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
+    let ws = a.ws.open_stoppable()?;
+    let target = match (a.cluster_id, a.cluster_shape_id) {
+        (Some(id), _) => Target::Cluster(id),
+        (None, Some(shape_id)) => Target::Shape {
+            shape_id,
+            config_file: a.config_file,
+            keep_cluster: a.keep_cluster,
+        },
+        (None, None) => anyhow::bail!(
+            "give --cluster_id (a running cluster) or --cluster_shape_id (a cluster made for this run \
+             and terminated after it)"
+        ),
+    };
+    let req = SubmitRequest {
+        config_id: a.config_id,
+        target,
+        job: a.job,
+        conf: submit::parse_conf(&a.conf)?,
+        allow_output_overwrite: a.allow_output_overwrite,
+        timeout_s: a.timeout_s,
+    };
+    Ok(match submit::submit(&ws, &req)? {
+        Submitted::StoppedCreating(sig) => stopped(sig),
+        Submitted::Ran(o) => match (o.state, o.signal) {
+            (StepState::Completed, _) => ExitCode::SUCCESS,
+            (_, Some(sig)) => stopped(sig),
+            _ => ExitCode::from(1),
+        },
+    })
+}

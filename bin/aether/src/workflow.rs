@@ -1,0 +1,135 @@
+//! The CLI's side of the workflow library: the `--config` / `--platform` flags every workflow
+//! command takes, the workspace they open, its events printed (notes and warnings to stderr,
+//! results to stdout), and Ctrl-C / SIGTERM turned into the workspace's stop.
+
+use aether_workflow::{Event, Observer, RunOn, Stop, Workspace, WorkspaceOptions};
+use anyhow::Result;
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Where the settings are and where runs go.
+#[derive(Args, Clone, Default)]
+pub struct WsArgs {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// Where test clusters and runs go: local, emr or emr-eks (default: core.run_on, else the
+    /// platform of core.selected_platform).
+    #[arg(long, global = true, alias = "backend", value_parser = parse_run_on)]
+    pub platform: Option<RunOn>,
+}
+
+fn parse_run_on(s: &str) -> Result<RunOn, String> {
+    RunOn::parse(s).ok_or_else(|| format!("{s:?}: expected local, emr or emr-eks"))
+}
+
+/// An id as printed (`12`, `aether-12`).
+pub fn id(s: &str) -> Result<i64, String> {
+    aether_workflow::ids::parse_id(s)
+}
+
+impl WsArgs {
+    /// The workspace of a command that reads settings and the history only.
+    pub fn open(&self) -> Result<Workspace> {
+        let ws = Workspace::open(&WorkspaceOptions {
+            config: self.config.clone(),
+            platform: self.platform,
+        })?;
+        Ok(ws.with_observer(Arc::new(Printed::default())))
+    }
+
+    /// The workspace of a command that starts clusters or runs: a first Ctrl-C (or SIGTERM)
+    /// stops the work cleanly (its run cancelled, its cluster ended), a second one at once.
+    pub fn open_stoppable(&self) -> Result<Workspace> {
+        let ws = self.open()?;
+        let cancel = ws.cancel().clone();
+        ws.runtime().spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
+                return;
+            };
+            loop {
+                let s = tokio::select! {
+                    _ = int.recv() => Stop::Int,
+                    _ = term.recv() => Stop::Term,
+                };
+                if cancel.stopped().is_some() {
+                    eprintln!("{}: stopping now", s.name());
+                    std::process::exit(s.exit_status() as i32);
+                }
+                cancel.cancel(s);
+            }
+        });
+        Ok(ws)
+    }
+}
+
+/// The exit status of a stopped command.
+pub fn stopped(s: Stop) -> ExitCode {
+    ExitCode::from(s.exit_status())
+}
+
+/// Events on the terminal: a step's state on one line rewritten in place on a terminal, a line
+/// per change in a log file.
+#[derive(Default)]
+pub struct Printed {
+    mid_line: AtomicBool,
+    last_state: std::sync::Mutex<Option<String>>,
+}
+
+impl Printed {
+    fn end_line(&self) {
+        if self.mid_line.swap(false, Ordering::SeqCst) {
+            eprintln!();
+        }
+    }
+}
+
+impl Observer for Printed {
+    fn event(&self, e: &Event<'_>) {
+        match e {
+            Event::StepState {
+                step_id,
+                state,
+                elapsed,
+            } => {
+                let line = format!("  {state} {:>5.0} s  step {step_id}", elapsed.as_secs_f64());
+                if std::io::stderr().is_terminal() {
+                    eprint!("\r{line}\x1b[K");
+                    self.mid_line.store(true, Ordering::SeqCst);
+                } else if let Ok(mut last) = self.last_state.lock()
+                    && last.as_deref() != Some(*state)
+                {
+                    eprintln!("{line}");
+                    *last = Some(state.to_string());
+                }
+            }
+            Event::Note(m) => {
+                self.end_line();
+                eprintln!("{m}");
+            }
+            Event::Warning(m) => {
+                self.end_line();
+                eprintln!("warning: {m}");
+            }
+            Event::RunFinished(run) => {
+                self.end_line();
+                if let Ok(mut last) = self.last_state.lock() {
+                    *last = None;
+                }
+                println!("{}", aether_report::render::run_line(run));
+            }
+            Event::Iteration(it) => {
+                self.end_line();
+                println!("{}", aether_report::render::iteration_line(it));
+            }
+        }
+    }
+}

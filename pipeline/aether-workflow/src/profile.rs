@@ -1,0 +1,317 @@
+//! Profile: what GPU runs tell — the profiling AutoTuner's recommended Spark properties (the
+//! reference profiler's rules for EMR) per app, with its health and causes of slowness, stored
+//! as a config of the job so that `submit --config_id` can run them.
+
+use crate::props::config_properties;
+use crate::workspace::Workspace;
+use aether_core::History;
+use aether_predict::profile::{Tuning, Worker};
+use anyhow::{Result, anyhow};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// One profiled app.
+pub struct Profiled {
+    pub app_id: String,
+    pub attempt_id: String,
+    pub app_name: String,
+    pub event_log: String,
+    pub tuning: Tuning,
+    /// The stored config (GPU runs only).
+    pub config_id: Option<i64>,
+    /// The run's Spark properties.
+    pub source: BTreeMap<String, String>,
+    /// Tasks that failed on a GPU out-of-memory error.
+    pub gpu_oom_tasks: i64,
+    /// What the OOMs call for, over the recommendation (beyond the reference).
+    pub remedies: BTreeMap<String, String>,
+}
+
+/// Rows of a view, keyed by app id.
+pub type ByApp = BTreeMap<String, Vec<serde_json::Map<String, Value>>>;
+
+/// What a profile found.
+pub struct Profile {
+    /// Every app read, GPU runs and others.
+    pub apps: Vec<Profiled>,
+    /// The causes of slowness of each GPU run, ranked.
+    pub slowness: ByApp,
+    /// A health line per GPU run.
+    pub health: BTreeMap<String, String>,
+    /// Inputs that could not be read at all (each told as an error).
+    pub unreadable: usize,
+    ctx: aether_engine::SessionContext,
+}
+
+/// Profile the GPU runs of `logs` (and of the step `step` = (cluster, step id), when given):
+/// each GPU run's recommendation is stored as a config of its job (`job`, else the job of the
+/// recorded run with that event log, else a job of its own). Logs that cannot be read are told
+/// and counted; the others go on. An error when no app could be profiled.
+pub fn profile(
+    ws: &Workspace,
+    logs: &[String],
+    step: Option<(&str, &str)>,
+    job: Option<i64>,
+) -> Result<Profile> {
+    let mut logs = logs.to_vec();
+    if let Some((cluster, step)) = step {
+        let s = crate::source::step_source(ws, cluster, step)
+            .map_err(|e| anyhow!("--platform_job_id {step} --cluster_id {cluster}: {e:#}"))?;
+        ws.note(&format!(
+            "step {step} on {cluster}: {} event log {}",
+            s.step.state.as_str(),
+            s.event_log
+        ));
+        logs.push(s.event_log);
+    }
+    let ing = aether_ingest::ingest(&logs, &Default::default());
+    // a log that cannot be read is told, naming it; the others go on
+    for e in &ing.source_errors {
+        ws.warn(&format!("{}: {}", e.path, e.error));
+    }
+    for l in ing.logs.iter().filter(|l| !l.ok()) {
+        if let Some(e) = l.errors.first() {
+            ws.warn(&format!(
+                "{}: {} bad lines, e.g. {e:?}",
+                l.source,
+                l.errors.len()
+            ));
+        }
+    }
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing)?;
+    let rt = ws.runtime();
+    rt.block_on(aether_predict::profile::prepare_tables(&ctx))?;
+    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx))?;
+    let apps = rt.block_on(aether_engine::analyze::json_rows(
+        &ctx,
+        "SELECT app_id, COALESCE(attempt_id, '') AS attempt_id, app_name, event_log FROM applications ORDER BY app_id",
+    ))?;
+    // health and the causes of slowness of every app, each read once
+    let by_app = |rows: Vec<serde_json::Map<String, Value>>| {
+        let mut m: BTreeMap<String, Vec<serde_json::Map<String, Value>>> = BTreeMap::new();
+        for mut r in rows {
+            let id = r
+                .remove("app_id")
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            m.entry(id).or_default().push(r);
+        }
+        m
+    };
+    let health_rows: BTreeMap<String, serde_json::Map<String, Value>> = by_app(rt.block_on(
+        aether_engine::analyze::json_rows(
+            &ctx,
+            "SELECT *, format_bytes(memory_spilled_bytes) AS mem, format_bytes(disk_spilled_bytes) AS disk
+             FROM profile_health",
+        ),
+    )?)
+    .into_iter()
+    .filter_map(|(k, mut v)| Some((k, v.pop()?)))
+    .collect();
+    let mut slowness = by_app(rt.block_on(aether_engine::analyze::json_rows(
+        &ctx,
+        "SELECT app_id, rank, cause, time_ms, task_time_pct, detail, remedy FROM profile_slowness
+         ORDER BY app_id, rank",
+    ))?);
+    let w = Worker::default();
+    let mut history = ws.history()?;
+    let mut out = Vec::new();
+    for r in &apps {
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let app_id = s("app_id");
+        let Some(inp) = inputs.get(&app_id) else {
+            continue;
+        };
+        // a run aether made: its config fills what its log lacks (a local or emulated run
+        // leaves the GPU settings out), as the tune loop reads it
+        let run_config = history
+            .run_by_event_log(&s("event_log"))
+            .ok()
+            .flatten()
+            .and_then(|(_, _, c)| c)
+            .and_then(|c| history.config(c).ok().flatten());
+        let mut inp = inp.clone();
+        if let Some(c) = run_config {
+            for (k, v) in c.properties {
+                inp.props.entry(k).or_insert(v);
+            }
+            inp.tuner.props = inp.props.clone();
+        }
+        let inp = &inp;
+        let tuning = aether_predict::profile::recommend(inp, &w);
+        let gpu_oom_tasks = health_rows
+            .get(&app_id)
+            .and_then(|r| r.get("gpu_oom_tasks"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let mut p = Profiled {
+            attempt_id: s("attempt_id"),
+            app_name: s("app_name"),
+            event_log: s("event_log"),
+            app_id,
+            tuning,
+            config_id: None,
+            source: inp.props.clone(),
+            gpu_oom_tasks,
+            remedies: BTreeMap::new(),
+        };
+        if p.tuning.recommended && gpu_oom_tasks > 0 {
+            // the run's values with the recommendation over them, then the OOM remedies
+            let now = config_properties(p.source.clone(), &p.tuning);
+            p.remedies = crate::props::remedies(&now)
+                .into_iter()
+                .filter(|(k, v)| now.get(k) != Some(v))
+                .collect();
+        }
+        if !p.tuning.recommended {
+            ws.note(&format!(
+                "{}: {} is not a GPU run (no com.nvidia.spark.SQLPlugin in spark.plugins, or \
+                 spark.rapids.sql.enabled=false): nothing to recommend; `aether qualify --event_log` \
+                 tells what a GPU run of it would gain",
+                p.event_log, p.app_id
+            ));
+        } else {
+            match record(&mut history, &p, job) {
+                Ok(id) => p.config_id = Some(id),
+                Err(e) => ws.warn(&format!("{}: not recorded: {e:#}", p.app_id)),
+            }
+        }
+        out.push(p);
+    }
+    if out.is_empty() {
+        anyhow::bail!("no application could be profiled");
+    }
+    // (only GPU runs are told their health and causes; the slowness view has only GPU runs)
+    slowness.retain(|id, _| out.iter().any(|p| &p.app_id == id && p.tuning.recommended));
+    let mut health: BTreeMap<String, String> = BTreeMap::new();
+    for p in out.iter().filter(|p| p.tuning.recommended) {
+        if let Some(r) = health_rows.get(&p.app_id) {
+            let g = |k: &str| {
+                r.get(k)
+                    .map(|v| v.as_str().map(String::from).unwrap_or(v.to_string()))
+                    .unwrap_or_default()
+            };
+            let removed = g("removed_reasons");
+            health.insert(
+                p.app_id.clone(),
+                format!(
+                    "health: {} failed tasks ({} on GPU out-of-memory, {} container OOM), {} failed stages, {} failed jobs, {} executors removed{}, {} skewed shuffle stages, spilled {} from memory and {} to disk",
+                    g("failed_tasks"),
+                    g("gpu_oom_tasks"),
+                    g("container_oom_tasks"),
+                    g("failed_stages"),
+                    g("failed_jobs"),
+                    g("removed_executors"),
+                    if removed.is_empty() { String::new() } else { format!(" ({removed})") },
+                    g("skewed_stages"),
+                    g("mem"),
+                    g("disk")
+                ),
+            );
+        }
+    }
+    Ok(Profile {
+        apps: out,
+        slowness,
+        health,
+        unreadable: ing.source_errors.len(),
+        ctx,
+    })
+}
+
+/// Store the recommendation as a config (source `profile`) of the job the run belongs to.
+fn record(h: &mut History, p: &Profiled, job: Option<i64>) -> Result<i64> {
+    let run = h.run_by_event_log(&p.event_log)?;
+    let job_id = match (job, run) {
+        (Some(j), _) => j,
+        (None, Some((_, j, _))) => j,
+        (None, None) => h.job_id(&p.app_id, &p.attempt_id, &p.event_log, &p.app_name)?,
+    };
+    let base = match run.and_then(|(_, _, c)| c) {
+        Some(c) => h.config(c)?.map(|c| c.properties).unwrap_or_default(),
+        None => BTreeMap::new(),
+    };
+    let mut props = config_properties(base, &p.tuning);
+    props.extend(p.remedies.clone());
+    Ok(h.add_config(job_id, "profile", &props)?)
+}
+
+/// Write per app `<app>/recommended.conf`, `<app>/profile.log` and the reference's tables as
+/// CSV, plus `profile.json` and `tuning_summary.log`, into `dir`.
+pub fn write_outputs(ws: &Workspace, dir: &std::path::Path, p: &Profile) -> Result<()> {
+    let (out, rt, ctx) = (&p.apps, ws.runtime(), &p.ctx);
+    write_reports(dir, out, &Worker::default())?;
+    for p in out {
+        let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
+        let tables = aether_predict::profile::REFERENCE_TABLES
+            .iter()
+            .chain(aether_predict::profile::BEYOND_TABLES);
+        for (file, view) in tables {
+            let exclude = if *view == "profile_cpu_fallbacks" {
+                "app_id, stage_ids"
+            } else {
+                "app_id"
+            };
+            let sql = format!(
+                "SELECT * EXCLUDE ({exclude}) FROM {view} WHERE app_id = '{}'",
+                p.app_id.replace('\'', "''")
+            );
+            let df = rt.block_on(ctx.sql(&sql))?;
+            let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+            let batches = rt.block_on(df.collect())?;
+            let text = aether_engine::render(&schema, &batches, aether_engine::OutputFormat::Csv)?;
+            std::fs::write(d.join(format!("{file}.csv")), text)?;
+        }
+    }
+    Ok(())
+}
+
+/// The apps as JSON (`profile.json`, `--format json`).
+pub fn json_of(out: &[Profiled]) -> Value {
+    Value::Array(
+        out.iter()
+            .map(|p| {
+                json!({
+                    "app_id": p.app_id,
+                    "attempt_id": p.attempt_id,
+                    "app_name": p.app_name,
+                    "event_log": p.event_log,
+                    "gpu_run": p.tuning.recommended,
+                    "config_id": p.config_id,
+                    "properties": p.tuning.properties,
+                    "comments": p.tuning.comments,
+                    "gpu_oom_tasks": p.gpu_oom_tasks,
+                    "remedies": p.remedies,
+                })
+            })
+            .collect(),
+    )
+}
+
+fn write_reports(dir: &std::path::Path, out: &[Profiled], w: &Worker) -> Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
+    let mut summary = String::from("### Recommended configurations ###\n");
+    for p in out {
+        let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
+        std::fs::create_dir_all(&d).with_context(|| format!("{}", d.display()))?;
+        std::fs::write(
+            d.join("recommended.conf"),
+            aether_predict::profile::render_conf(&p.app_id, w, &p.tuning),
+        )?;
+        std::fs::write(
+            d.join("profile.log"),
+            aether_predict::profile::render_section_d(&p.tuning),
+        )?;
+        summary.push_str(&aether_predict::profile::render_summary(
+            &p.app_id, &p.tuning,
+        ));
+    }
+    std::fs::write(dir.join("tuning_summary.log"), summary.trim_end())?;
+    std::fs::write(
+        dir.join("profile.json"),
+        serde_json::to_string_pretty(&json_of(out))?,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Qualify into the job history: the prediction platform's model, prices and GPU families from
+//! the settings; logs (and a CPU run's step, read from the platform) judged; every app recorded
+//! as soon as it is judged (a job, its cluster shape and its bootstrap config), and a step
+//! recorded as the job's definition (what `submit` re-runs) and its CPU run.
+
+use crate::workspace::Workspace;
+use aether_predict::qualify::{AppQualification, QualifyOptions, Status};
+use anyhow::{Result, anyhow};
+use std::path::PathBuf;
+
+/// What to qualify, and how.
+#[derive(Default)]
+pub struct QualifyRequest {
+    /// CPU event logs: files, directories, globs, `.txt` lists, `s3://` URLs.
+    pub event_log: Vec<String>,
+    /// A CPU run on the platform: (cluster id, step id) — an EMR step on a `j-…` cluster, or an
+    /// EMR on EKS job run on a virtual cluster.
+    pub step: Option<(String, String)>,
+    /// The platform to predict for (default `core.selected_platform`).
+    pub platform: Option<String>,
+    /// A booster instead of the platform's built-in model.
+    pub model: Option<PathBuf>,
+    /// Thresholds and settings (`--set NAME=VALUE`).
+    pub settings: aether_engine::AnalysisSettings,
+    /// Top reasons (SHAP) kept per app.
+    pub explain: usize,
+    pub ingest: aether_ingest::IngestOptions,
+    /// Small logs judged together, at most this many (0: the default).
+    pub batch_logs: usize,
+    /// Keep each app's derived tables (a fleet warehouse).
+    pub derive: bool,
+}
+
+/// The options qualify runs with, resolved from the request and the settings; the model's
+/// feature names; the model's name as the history records it.
+pub fn options(
+    ws: &Workspace,
+    req: QualifyRequest,
+) -> Result<(QualifyOptions, Vec<String>, String)> {
+    let cfg = &ws.settings.config;
+    let platform = match &req.platform {
+        Some(p) => p.trim().to_ascii_lowercase(),
+        None => cfg.core.selected_platform.as_str().to_string(),
+    };
+    if !aether_predict::qualx::PLATFORMS.contains(&platform.as_str()) {
+        return Err(anyhow!(
+            "unknown platform {platform:?}; known: {}",
+            aether_predict::qualx::PLATFORMS.join(", ")
+        ));
+    }
+    let model = match &req.model {
+        Some(p) => aether_predict::model::Model::load(p),
+        None => aether_predict::model::Model::builtin(&platform),
+    }?;
+    let names = model.feature_names().to_vec();
+    let model_name = req
+        .model
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| format!("builtin:{platform}"));
+    if let Err(e) = aether_predict::qualx::check_features(&names) {
+        return Err(anyhow!(
+            "{}: {e}",
+            req.model
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or(platform.clone())
+        ));
+    }
+    let emr = &cfg.platform.emr;
+    let catalog = if platform == "emr" {
+        let file = emr.pricing_file.as_deref().map(std::path::Path::new);
+        Some(aether_predict::cluster::Catalog::load(file)?)
+    } else {
+        None
+    };
+    let opts = QualifyOptions {
+        platform,
+        model: std::sync::Mutex::new(model),
+        settings: req.settings,
+        explain: req.explain,
+        ingest: req.ingest,
+        catalog,
+        region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
+        gpu_families: emr.gpu_instance_types.clone(),
+        batch_logs: if req.batch_logs == 0 {
+            aether_predict::qualify::BATCH_LOGS
+        } else {
+            req.batch_logs
+        },
+        derive: req.derive,
+    };
+    Ok((opts, names, model_name))
+}
+
+/// Qualify the request's logs (and step) into the history; every app's result, and the
+/// model's feature names (what `--output` writes).
+pub fn qualify(
+    ws: &Workspace,
+    mut req: QualifyRequest,
+) -> Result<(Vec<AppQualification>, Vec<String>)> {
+    let step = req.step.take();
+    let mut inputs = std::mem::take(&mut req.event_log);
+    let (opts, names, model_name) = options(ws, req)?;
+    let history = std::sync::Mutex::new(ws.history()?);
+    // a CPU run's step: its event log joins the inputs, its definition is recorded after
+    let step = match &step {
+        Some((cluster, step)) => {
+            let s = crate::source::step_source(ws, cluster, step)
+                .map_err(|e| anyhow!("--platform_job_id {step} --cluster_id {cluster}: {e:#}"))?;
+            ws.note(&format!(
+                "step {step} on {cluster}: {} event log {}",
+                s.step.state.as_str(),
+                s.event_log
+            ));
+            inputs.push(s.event_log.clone());
+            Some(s)
+        }
+        None => None,
+    };
+    let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, _done, _total| {
+        // each app is recorded as soon as it is judged: a run killed midway keeps what it did
+        if q.status == Status::Success {
+            match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
+                Ok(r) => {
+                    q.job_id = Some(r.job_id);
+                    q.shape_id = Some(r.qualification_id);
+                    q.config_id = Some(r.config_id);
+                }
+                Err(e) => ws.warn(&format!("{}: not recorded: {e}", q.event_log)),
+            }
+        }
+    });
+    if let Some(src) = &step {
+        let same = |l: &str| l.trim_end_matches('/') == src.event_log.trim_end_matches('/');
+        let mut h = history.lock().unwrap_or_else(|e| e.into_inner());
+        for q in results.iter().filter(|q| same(&q.event_log)) {
+            let Some(job_id) = q.job_id else { continue };
+            if let Err(e) = crate::source::record_step_source(ws, &mut h, job_id, src) {
+                ws.warn(&format!("step {}: not recorded: {e:#}", src.step.step_id));
+            }
+        }
+    }
+    Ok((results, names))
+}
+
+/// What `qualify --warehouse` did.
+pub struct WarehouseQualified {
+    /// Every app judged.
+    pub results: Vec<AppQualification>,
+    /// The logs read and written (with their problems).
+    pub written: Vec<aether_ingest::LogReport>,
+    /// Logs the warehouse already held (not read again).
+    pub skipped: usize,
+    /// Inputs that could not be listed or read.
+    pub source_errors: Vec<aether_ingest::SourceError>,
+    /// Logs judged but not written, each named with why.
+    pub failures: Vec<String>,
+}
+
+/// `qualify --warehouse`: judge the logs the warehouse does not hold yet and write each one's
+/// raw tables, derived tables and marker as soon as it is judged (a task killed midway keeps
+/// what it finished; its retry skips it). `force`: read again the logs it holds.
+pub fn qualify_to_warehouse(
+    ws: &Workspace,
+    location: &str,
+    event_log: &[String],
+    force: bool,
+    opts: &QualifyOptions,
+    names: &[String],
+) -> Result<WarehouseQualified> {
+    let rt = aether_ingest::io_runtime();
+    let wh = aether_engine::Warehouse::open(location, &opts.ingest.s3)
+        .map_err(|e| anyhow!("{location}: {e}"))?;
+    let pending = wh
+        .pending(event_log, &opts.ingest, force, &rt)
+        .map_err(|e| anyhow!("{location}: {e}"))?;
+    let written = std::sync::Mutex::new(Vec::new());
+    let failures = std::sync::Mutex::new(Vec::<String>::new());
+    let handle = rt.handle().clone();
+    let results = aether_predict::qualify::qualify_logs(
+        &pending.todo,
+        pending.source_errors.clone(),
+        opts,
+        &rt,
+        |q, read, _, _| {
+            let Some((log, out)) = read else { return };
+            let res = aether_predict::report::warehouse_tables(q, names).and_then(|t| {
+                handle
+                    .block_on(wh.write_log(log, out, &t))
+                    .map_err(anyhow::Error::from)
+            });
+            if let Err(e) = res
+                && let Ok(mut f) = failures.lock()
+            {
+                f.push(format!("{}: not written to {location}: {e:#}", log.display));
+            }
+            // written: a fleet shard's memory stays bounded by its largest app
+            q.derived = Vec::new();
+            if let Ok(mut w) = written.lock() {
+                w.push(aether_ingest::LogReport::of(log, out.clone()));
+            }
+        },
+    );
+    if let Err(e) = rt.block_on(wh.write_source_errors(event_log, &pending.source_errors)) {
+        ws.warn(&format!(
+            "{location}: the unreadable inputs are not recorded: {e}"
+        ));
+    }
+    Ok(WarehouseQualified {
+        results,
+        written: written.into_inner().unwrap_or_default(),
+        skipped: pending.skipped.len(),
+        source_errors: pending.source_errors,
+        failures: failures.into_inner().unwrap_or_default(),
+    })
+}

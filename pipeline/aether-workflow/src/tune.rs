@@ -1,0 +1,809 @@
+//! The tune loop: run a job, profile the run, make a new config and run again,
+//! keeping the fastest successful run (ties: the cheaper). Every run, config and decision is in
+//! the job history (`tune_sessions`, `tune_iterations`); re-running the same command after an
+//! interruption continues the session.
+
+use crate::cancel::Stop;
+use crate::events::Event;
+use crate::props::{Props, int_of, mib, partitions, remedies, set_partitions};
+use crate::runs::{self, RunSpec};
+use crate::workspace::Workspace;
+use aether_core::history::{Run, TuneIteration};
+use aether_core::{History, RunOn};
+use aether_platform::{ClusterBackend, ClusterInfo, JobDefinition, StepState};
+use anyhow::{Result, anyhow, bail};
+
+/// When the loop stops.
+#[derive(Clone, Debug)]
+pub struct TuneParams {
+    pub min: i64,
+    pub max: i64,
+    pub improvement_pct: f64,
+    pub time_budget_ms: Option<i64>,
+    pub cost_budget_usd: Option<f64>,
+}
+
+/// Where the loop's runs go.
+pub struct TuneEnv<'a> {
+    pub b: &'a dyn ClusterBackend,
+    pub platform: RunOn,
+    pub cluster: &'a ClusterInfo,
+    pub timeout_s: u64,
+    pub allow_output_overwrite: bool,
+}
+
+/// How a session ended.
+#[derive(Debug, PartialEq)]
+pub enum TuneEnd {
+    Done {
+        best_run: Option<i64>,
+        reason: String,
+    },
+    Interrupted(Stop),
+}
+
+/// The properties `b` sets differently from `a` (`null`: removed).
+fn changed(a: &Props, b: &Props) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in b {
+        if a.get(k) != Some(v) {
+            m.insert(k.clone(), v.clone().into());
+        }
+    }
+    for k in a.keys() {
+        if !b.contains_key(k) {
+            m.insert(k.clone(), serde_json::Value::Null);
+        }
+    }
+    serde_json::Value::Object(m)
+}
+
+/// Configs near `p` to try when the profile proposes nothing new: shuffle partitions ×2 and
+/// ÷2, concurrent GPU tasks ±1, file partitions ×2 and ÷2.
+fn neighbours(p: &Props) -> Vec<(String, Props)> {
+    let mut out = Vec::new();
+    let n = partitions(p);
+    for (what, m) in [("doubled", n * 2), ("halved", (n / 2).max(1))] {
+        let mut q = p.clone();
+        set_partitions(&mut q, m);
+        out.push((format!("shuffle partitions {what} ({n} -> {m})"), q));
+    }
+    let c = int_of(p, "spark.rapids.sql.concurrentGpuTasks").unwrap_or(2);
+    for m in [c + 1, c - 1] {
+        if (1..=8).contains(&m) {
+            let mut q = p.clone();
+            q.insert("spark.rapids.sql.concurrentGpuTasks".into(), m.to_string());
+            out.push((format!("concurrent GPU tasks {c} -> {m}"), q));
+        }
+    }
+    let key = "spark.sql.files.maxPartitionBytes";
+    let cur = p.get(key).and_then(|v| mib(v, false)).unwrap_or(512);
+    for m in [(cur * 2).min(4096), (cur / 2).max(16)] {
+        if m != cur {
+            let mut q = p.clone();
+            q.insert(key.into(), format!("{m}m"));
+            out.push((format!("file partitions {cur}m -> {m}m"), q));
+        }
+    }
+    out
+}
+
+/// The profiling AutoTuner's proposal after a run: its event log's metrics, the run's config
+/// where the log lacks a property (a local or emulated run leaves the GPU settings out).
+fn profile_proposal(ws: &Workspace, event_log: &str, base: &Props) -> Result<Props> {
+    let rt = ws.runtime();
+    let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
+    if let Some(e) = ing.source_errors.first() {
+        bail!("{}: {}", e.path, e.error);
+    }
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing)?;
+    rt.block_on(aether_predict::profile::prepare(&ctx))?;
+    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx))?;
+    let mut inp = inputs
+        .into_values()
+        .next()
+        .ok_or_else(|| anyhow!("{event_log}: no application"))?;
+    for (k, v) in base {
+        inp.props.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    inp.tuner.props = inp.props.clone();
+    let t = aether_predict::profile::recommend(&inp, &aether_predict::profile::Worker::default());
+    Ok(crate::props::config_properties(base.clone(), &t))
+}
+
+/// The job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
+pub fn best_gpu_run(h: &History, job_id: i64) -> Result<Option<Run>> {
+    Ok(aether_core::history::best_gpu_run(&h.runs(job_id)?).cloned())
+}
+
+/// The job's best config to start from: the config of its fastest successful GPU test run,
+/// else its newest config.
+fn starting_config(h: &History, job_id: i64) -> Result<i64> {
+    let best = best_gpu_run(h, job_id)?;
+    if let Some(c) = best.and_then(|r| r.config_id) {
+        return Ok(c);
+    }
+    h.configs(job_id)?
+        .last()
+        .map(|c| c.config_id)
+        .ok_or_else(|| anyhow!("job {job_id} has no config: qualify or profile it first"))
+}
+
+/// Faster, or as fast and cheaper.
+fn better(a: &TuneIteration, b: &TuneIteration) -> bool {
+    match (a.duration_ms, b.duration_ms) {
+        (Some(x), Some(y)) => {
+            x < y || (x == y && a.cost_usd.unwrap_or(f64::MAX) < b.cost_usd.unwrap_or(f64::MAX))
+        }
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// The loop. Resumes the job's unfinished session if there is one.
+pub fn tune_loop(
+    ws: &Workspace,
+    h: &mut History,
+    env: &TuneEnv<'_>,
+    job_id: i64,
+    p: &TuneParams,
+) -> Result<TuneEnd> {
+    let job: JobDefinition = match h.definition(job_id)? {
+        Some((_, d)) => serde_json::from_value(d)?,
+        None => bail!(
+            "job {job_id} has no definition to run: its event log holds no spark-submit command line; give it as --job \"spark-submit … job.py args\""
+        ),
+    };
+    let (tune_id, mut its) = match h.unfinished_tune(job_id)? {
+        Some(s) => {
+            let its = h.iterations(s.tune_id)?;
+            ws.note(&format!(
+                "resuming tune session {} of job {job_id} after {} iterations ({})",
+                s.tune_id,
+                its.len(),
+                s.status
+            ));
+            (s.tune_id, its)
+        }
+        None => {
+            let params = serde_json::json!({
+                "min": p.min, "max": p.max, "improvement_pct": p.improvement_pct,
+                "time_budget_ms": p.time_budget_ms, "cost_budget_usd": p.cost_budget_usd,
+            });
+            let id = h.start_tune(job_id, env.b.name(), Some(&env.cluster.cluster_id), &params)?;
+            ws.note(&format!(
+                "tune session {id} of job {job_id} on {}",
+                env.cluster.cluster_id
+            ));
+            (id, Vec::new())
+        }
+    };
+    h.set_tune_status(tune_id, "RUNNING", None, None)?;
+    let mut tried: Vec<Props> = Vec::new();
+    for it in &its {
+        if let Some(c) = h.config(it.config_id)? {
+            tried.push(c.properties);
+        }
+    }
+    let mut next = match its.last() {
+        Some(last) => last.next_config_id.unwrap_or(last.config_id),
+        None => starting_config(h, job_id)?,
+    };
+    let best_of = |its: &[TuneIteration]| -> Option<TuneIteration> {
+        its.iter()
+            .filter(|i| i.status == "COMPLETED")
+            .fold(None, |b: Option<&TuneIteration>, i| match b {
+                Some(b) if !better(i, b) => Some(b),
+                _ => Some(i),
+            })
+            .cloned()
+    };
+    let done = |h: &mut History, its: &[TuneIteration], reason: String| -> Result<TuneEnd> {
+        let best = best_of(its).and_then(|b| b.run_id);
+        h.set_tune_status(tune_id, "DONE", best, Some(&reason))?;
+        Ok(TuneEnd::Done {
+            best_run: best,
+            reason,
+        })
+    };
+    loop {
+        let i = its.len() as i64 + 1;
+        // interrupted runs are not iterations the bounds count
+        let n = its.iter().filter(|i| i.status != "INTERRUPTED").count() as i64 + 1;
+        if n > p.max {
+            return done(
+                h,
+                &its,
+                format!("--max_tuning_iterations {} reached", p.max),
+            );
+        }
+        let spent_ms: i64 = its.iter().filter_map(|i| i.duration_ms).sum();
+        if let Some(b) = p.time_budget_ms
+            && spent_ms >= b
+        {
+            return done(
+                h,
+                &its,
+                format!("time budget spent ({spent_ms} ms of runs)"),
+            );
+        }
+        let spent_usd: f64 = its.iter().filter_map(|i| i.cost_usd).sum();
+        if let Some(b) = p.cost_budget_usd
+            && spent_usd >= b
+        {
+            return done(
+                h,
+                &its,
+                format!("cost budget spent (${spent_usd:.4} of runs)"),
+            );
+        }
+        let config = h
+            .config(next)?
+            .ok_or_else(|| anyhow!("config {next} is not in the history"))?;
+        let prev_props = its
+            .last()
+            .and_then(|l| h.config(l.config_id).ok().flatten())
+            .map(|c| c.properties)
+            .unwrap_or_default();
+        // a stop between runs ends the session before the next run starts
+        if let Some(sig) = ws.cancel().stopped() {
+            h.set_tune_status(
+                tune_id,
+                "INTERRUPTED",
+                best_of(&its).and_then(|b| b.run_id),
+                None,
+            )?;
+            return Ok(TuneEnd::Interrupted(sig));
+        }
+        let planned = runs::plan(
+            ws,
+            h,
+            env.platform,
+            job_id,
+            job.clone(),
+            config.properties.clone(),
+            env.allow_output_overwrite,
+        )?;
+        let spec = RunSpec {
+            b: env.b,
+            platform: env.platform,
+            cluster: env.cluster,
+            job_id,
+            config_id: next,
+            timeout_s: env.timeout_s,
+        };
+        let o = runs::execute(ws, h, &spec, planned)?;
+        let run: &Run = &o.run;
+        let mut it = TuneIteration {
+            tune_id,
+            iteration: i,
+            run_id: Some(run.run_id),
+            config_id: next,
+            status: run.status.clone(),
+            duration_ms: run.duration_ms,
+            cost_usd: run.cost_usd,
+            changed: changed(&prev_props, &config.properties),
+            ..Default::default()
+        };
+        tried.push(config.properties.clone());
+        if let Some(sig) = o.signal {
+            it.decision = format!(
+                "{}: stopped; run the same command to resume (this config runs again)",
+                sig.name()
+            );
+            it.next_config_id = Some(next);
+            h.add_iteration(&it)?;
+            ws.emit(Event::Iteration(&it));
+            h.set_tune_status(
+                tune_id,
+                "INTERRUPTED",
+                best_of(&its).and_then(|b| b.run_id),
+                None,
+            )?;
+            return Ok(TuneEnd::Interrupted(sig));
+        }
+        let best_before = best_of(&its);
+        let ok = o.state == StepState::Completed;
+        let improved = ok
+            && match best_before.as_ref().and_then(|b| b.duration_ms) {
+                None => true,
+                Some(b) => {
+                    (run.duration_ms.unwrap_or(i64::MAX) as f64)
+                        < b as f64 * (1.0 - p.improvement_pct / 100.0)
+                }
+            };
+        let failed_twice = !ok
+            && its
+                .last()
+                .is_some_and(|l| l.status != "COMPLETED" && l.config_id == next);
+        // the next config
+        let base_props = if ok {
+            config.properties.clone()
+        } else {
+            remedies(&config.properties)
+        };
+        let proposal = match run.event_log.as_deref() {
+            Some(l) if ok => profile_proposal(ws, l, &base_props).unwrap_or_else(|e| {
+                ws.warn(&format!("profiling run {}: {e:#}", run.run_id));
+                base_props.clone()
+            }),
+            _ => base_props.clone(),
+        };
+        let best_props = {
+            let mut with_this = its.clone();
+            with_this.push(it.clone());
+            best_of(&with_this)
+                .and_then(|b| h.config(b.config_id).ok().flatten())
+                .map(|c| c.properties)
+                .unwrap_or_else(|| config.properties.clone())
+        };
+        let (why, props) = if !tried.contains(&proposal) {
+            (
+                if ok {
+                    "the profile of this run".to_string()
+                } else {
+                    format!(
+                        "the run {}: fewer concurrent GPU tasks, more partitions, more overhead",
+                        run.status
+                    )
+                },
+                Some(proposal),
+            )
+        } else {
+            match neighbours(&best_props)
+                .into_iter()
+                .find(|(_, q)| !tried.contains(q))
+            {
+                Some((what, q)) => (format!("near the best: {what}"), Some(q)),
+                None => ("every nearby config was tried".to_string(), None),
+            }
+        };
+        let stop = if failed_twice {
+            Some(format!("config {next} failed twice in a row"))
+        } else if props.is_none() {
+            Some(format!("config repeats: {why}"))
+        } else if n >= p.min && ok && !improved {
+            // (a failed run never ends the loop by itself: its remedies run next)
+            Some(format!(
+                "iteration {i} did not improve the best run by {}%",
+                p.improvement_pct
+            ))
+        } else {
+            None
+        };
+        match (&stop, props) {
+            (None, Some(q)) => {
+                let id = h.add_config(job_id, "tune", &q)?;
+                it.next_config_id = Some(id);
+                it.decision = format!(
+                    "{}; next: config {id} from {why}",
+                    if improved {
+                        "new best"
+                    } else if ok {
+                        "not better"
+                    } else {
+                        "failed"
+                    }
+                );
+                next = id;
+            }
+            (Some(s), _) => it.decision = format!("stop: {s}"),
+            (None, None) => unreachable!("no next config is a stop"),
+        }
+        h.add_iteration(&it)?;
+        ws.emit(Event::Iteration(&it));
+        its.push(it);
+        if let Some(s) = stop {
+            return done(h, &its, s);
+        }
+    }
+}
+
+/// One tune session of a job.
+#[derive(Clone, Debug)]
+pub struct TuneRequest {
+    /// The job to tune ("Aether Job ID").
+    pub job_id: i64,
+    /// Where its runs go: a running cluster, or one of a shape made for the session (ended
+    /// after it, also when interrupted, unless kept).
+    pub target: crate::submit::Target,
+    pub params: TuneParams,
+    /// Give up on one run after this many seconds (cancelled, recorded TIMED_OUT).
+    pub timeout_s: u64,
+    /// The job as a spark-submit command line, when the history has no definition (recorded).
+    pub job: Option<String>,
+    /// Run even when the CPU run wrote outputs no argument names.
+    pub allow_output_overwrite: bool,
+}
+
+impl TuneParams {
+    /// The bounds, checked: `min` at least 1, `max` (default `min + 3`) not below it.
+    pub fn new(min: i64, max: Option<i64>, improvement_pct: f64) -> Result<TuneParams> {
+        if min < 1 {
+            bail!("--min_tuning_iterations must be at least 1");
+        }
+        let max = max.unwrap_or(min + 3);
+        if max < min {
+            bail!("--max_tuning_iterations {max} is below --min_tuning_iterations {min}");
+        }
+        Ok(TuneParams {
+            min,
+            max,
+            improvement_pct,
+            time_budget_ms: None,
+            cost_budget_usd: None,
+        })
+    }
+}
+
+/// Tune a job: its cluster (made when the target is a shape), the loop, the cluster ended.
+pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
+    use crate::submit::Target;
+    let platform = match &req.target {
+        Target::Cluster(id) => ws.platform_of_cluster(id)?,
+        Target::Shape { .. } => ws.platform()?,
+    };
+    let mut h = ws.history()?;
+    let job_id = req.job_id;
+    if h.job_event_log(job_id)?.is_none() {
+        bail!("unknown job id {job_id} (see `aether report list`)");
+    }
+    // a session left unfinished on another platform resumes there, not here
+    if let Some(s) = h.unfinished_tune(job_id)?
+        && s.backend != platform.as_str()
+        && RunOn::parse(&s.backend).is_some()
+    {
+        bail!(
+            "job {job_id} has an unfinished tune session {} on {} (cluster {}), but this              command runs on {platform}: resume it with --platform {}",
+            s.tune_id,
+            s.backend,
+            s.cluster_id.as_deref().unwrap_or("-"),
+            s.backend
+        );
+    }
+    if let Some(line) = &req.job {
+        let d = JobDefinition::parse(line).map_err(|e| anyhow!("--job {line:?}: {e}"))?;
+        h.set_definition(job_id, "user", &serde_json::to_value(&d)?)?;
+    }
+    let b = ws.backend(platform)?;
+    let (cluster, created, keep) = match &req.target {
+        Target::Cluster(id) => {
+            let c = ws.runtime().block_on(b.describe(id))?;
+            if c.state.is_ended() {
+                bail!("cluster {id} is {}: it takes no steps", c.state.as_str());
+            }
+            (c, false, true)
+        }
+        Target::Shape {
+            shape_id,
+            config_file,
+            keep_cluster,
+        } => {
+            let o = crate::cluster::CreateOpts {
+                shape_id: Some(*shape_id),
+                config_file: config_file.clone(),
+                keep_cluster: *keep_cluster,
+                ..Default::default()
+            };
+            match crate::cluster::create(ws, b.as_ref(), platform, &mut h, &o)? {
+                Ok(c) => (c, true, *keep_cluster),
+                Err(sig) => return Ok(TuneEnd::Interrupted(sig)),
+            }
+        }
+    };
+    let env = TuneEnv {
+        b: b.as_ref(),
+        platform,
+        cluster: &cluster,
+        timeout_s: req.timeout_s,
+        allow_output_overwrite: req.allow_output_overwrite,
+    };
+    let end = tune_loop(ws, &mut h, &env, job_id, &req.params);
+    if created && !keep {
+        crate::cluster::end(ws, b.as_ref(), &mut h, &cluster.cluster_id);
+    }
+    end
+}
+
+/// The session's outcome against the CPU run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneSummary {
+    /// The best run (none: no successful run).
+    pub best: Option<Run>,
+    /// The CPU run's duration (its recorded run, else the qualified app's).
+    pub cpu_ms: Option<i64>,
+    /// The CPU run's cost.
+    pub cpu_cost_usd: Option<f64>,
+}
+
+/// The best run of a session and the CPU run it is measured against.
+pub fn summary(h: &History, job_id: i64, best_run: Option<i64>) -> Result<TuneSummary> {
+    let best = best_run.and_then(|r| h.run(r).ok().flatten());
+    let job = h.list()?.into_iter().find(|j| j.job_id == job_id);
+    let cpu_run = h
+        .runs(job_id)?
+        .into_iter()
+        .find(|r| r.kind == "cpu-original");
+    Ok(TuneSummary {
+        best,
+        cpu_ms: cpu_run
+            .as_ref()
+            .and_then(|r| r.duration_ms)
+            .or(job.as_ref().and_then(|j| j.app_duration_ms)),
+        cpu_cost_usd: cpu_run
+            .as_ref()
+            .and_then(|r| r.cost_usd)
+            .or(job.as_ref().and_then(|j| j.cpu_cost_usd)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The loop's decisions, deterministic and fast: a scripted backend runs nothing; each
+    //! "run" is a copy of a real GPU event log whose duration the config decides (fastest at
+    //! 800 shuffle partitions), and one config fails as a GPU OOM would.
+    use super::*;
+    use aether_platform::{
+        ClusterSpec, ClusterState, PlatformError, StepInfo, StepRequest, now_ms,
+    };
+    use async_trait::async_trait;
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    const TEMPLATE: &str =
+        "../../../shared/datasets/rapids-tools/spark-events-profiling/eventlog_minimal_events";
+
+    fn template() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TEMPLATE)
+    }
+
+    struct Scripted {
+        dir: std::path::PathBuf,
+        steps: Mutex<BTreeMap<String, (StepInfo, Option<String>)>>,
+        submitted: Mutex<Vec<Props>>,
+    }
+
+    /// The scripted job: fastest at 800 partitions; at 400 it fails (as a GPU OOM would).
+    fn duration(p: &Props) -> Option<i64> {
+        let n = partitions(p);
+        (n != 400).then(|| 10_000 + (n - 800).abs() * 5)
+    }
+
+    fn cluster() -> ClusterInfo {
+        ClusterInfo {
+            cluster_id: "sc-1".into(),
+            backend: "scripted".into(),
+            state: ClusterState::Waiting,
+            spec: ClusterSpec::default(),
+            created_ms: 0,
+            ended_ms: None,
+            state_reason: None,
+            groups: Vec::new(),
+        }
+    }
+
+    #[async_trait]
+    impl ClusterBackend for Scripted {
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        async fn create(&self, _: &ClusterSpec, _: &str) -> aether_platform::Result<ClusterInfo> {
+            Ok(cluster())
+        }
+        async fn find_by_token(&self, _: &str) -> aether_platform::Result<Option<ClusterInfo>> {
+            Ok(None)
+        }
+        async fn describe(&self, _: &str) -> aether_platform::Result<ClusterInfo> {
+            Ok(cluster())
+        }
+        async fn list(&self) -> aether_platform::Result<Vec<ClusterInfo>> {
+            Ok(vec![cluster()])
+        }
+        async fn terminate(&self, _: &str) -> aether_platform::Result<ClusterInfo> {
+            Ok(cluster())
+        }
+        async fn submit(&self, c: &str, r: &StepRequest) -> aether_platform::Result<StepInfo> {
+            let mut steps = self.steps.lock().unwrap();
+            let id = format!("ss-{}", steps.len() + 1);
+            self.submitted.lock().unwrap().push(r.conf.clone());
+            let now = now_ms();
+            let (state, log, end) = match duration(&r.conf) {
+                Some(d) => {
+                    // the template's app, ending `d` ms after it started
+                    let text = std::fs::read_to_string(template()).unwrap();
+                    let start: i64 = text
+                        .lines()
+                        .find(|l| l.contains("SparkListenerApplicationStart"))
+                        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                        .and_then(|v| v["Timestamp"].as_i64())
+                        .unwrap();
+                    let out: Vec<String> = text
+                        .lines()
+                        .map(|l| {
+                            if l.contains("SparkListenerApplicationEnd") {
+                                format!(
+                                    "{{\"Event\":\"SparkListenerApplicationEnd\",\"Timestamp\":{}}}",
+                                    start + d
+                                )
+                            } else if l.contains("SparkListenerEnvironmentUpdate") {
+                                // the run's confs, as Spark logs them
+                                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                                for (k, x) in &r.conf {
+                                    v["Spark Properties"][k] = x.clone().into();
+                                }
+                                v.to_string()
+                            } else {
+                                l.to_string()
+                            }
+                        })
+                        .collect();
+                    let path = self.dir.join(&id);
+                    std::fs::write(&path, out.join("\n") + "\n").unwrap();
+                    (
+                        StepState::Completed,
+                        Some(path.display().to_string()),
+                        now + d,
+                    )
+                }
+                None => (StepState::Failed, None, now + 1000),
+            };
+            let info = StepInfo {
+                cluster_id: c.into(),
+                step_id: id.clone(),
+                state,
+                start_ms: Some(now),
+                end_ms: Some(end),
+                failure_reason: (state == StepState::Failed)
+                    .then(|| "GpuSplitAndRetryOOM: GPU OutOfMemory (scripted)".to_string()),
+                args: vec![],
+            };
+            steps.insert(id, (info.clone(), log));
+            Ok(info)
+        }
+        async fn step(&self, _: &str, s: &str) -> aether_platform::Result<StepInfo> {
+            self.steps
+                .lock()
+                .unwrap()
+                .get(s)
+                .map(|x| x.0.clone())
+                .ok_or_else(|| PlatformError::UnknownStep {
+                    cluster: "sc-1".into(),
+                    step: s.into(),
+                })
+        }
+        async fn cancel(&self, c: &str, s: &str) -> aether_platform::Result<StepInfo> {
+            self.step(c, s).await
+        }
+        async fn event_log(&self, _: &str, s: &str) -> aether_platform::Result<Option<String>> {
+            Ok(self.steps.lock().unwrap().get(s).and_then(|x| x.1.clone()))
+        }
+        async fn driver_log(&self, _: &str, _: &str) -> aether_platform::Result<Option<String>> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn the_loop_keeps_the_fastest_run_survives_a_failure_and_stops() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = History::open(&d.path().join("history.db")).unwrap();
+        let log = template().display().to_string();
+        let job = h
+            .job_id("local-1619631016646", "", &log, "Spark shell")
+            .unwrap();
+        h.set_definition(
+            job,
+            "user",
+            &serde_json::to_value(JobDefinition::parse("spark-submit job.py").unwrap()).unwrap(),
+        )
+        .unwrap();
+        let start: Props = [
+            ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
+            ("spark.sql.shuffle.partitions", "200"),
+            ("spark.rapids.sql.concurrentGpuTasks", "2"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let first = h.add_config(job, "qualify", &start).unwrap();
+        let cfg = aether_core::ConfigFile::load(&d.path().join("config.toml")).unwrap();
+        // a workspace drives the loop as any library user would: no CLI
+        let ws = Workspace::from_settings(cfg, Some(RunOn::Local)).unwrap();
+        let b = Scripted {
+            dir: d.path().to_path_buf(),
+            steps: Mutex::default(),
+            submitted: Mutex::default(),
+        };
+        let c = cluster();
+        let env = TuneEnv {
+            b: &b,
+            platform: RunOn::Local,
+            cluster: &c,
+            timeout_s: 60,
+            allow_output_overwrite: true,
+        };
+        let p = TuneParams {
+            min: 3,
+            max: 8,
+            improvement_pct: 5.0,
+            time_budget_ms: None,
+            cost_budget_usd: None,
+        };
+        let end = tune_loop(&ws, &mut h, &env, job, &p).unwrap();
+        let session = h.unfinished_tune(job).unwrap();
+        assert!(session.is_none(), "the session is DONE");
+        let its = h.iterations(1).unwrap();
+        let parts: Vec<i64> = its
+            .iter()
+            .map(|i| partitions(&h.config(i.config_id).unwrap().unwrap().properties))
+            .collect();
+        let statuses: Vec<&str> = its.iter().map(|i| i.status.as_str()).collect();
+        let durations: Vec<Option<i64>> = its.iter().map(|i| i.duration_ms).collect();
+        // 200 (the start) -> the profile's proposal (same partitions, not faster) -> near the
+        // best: 400, which fails -> remedies: 800 partitions, fewer GPU tasks: the new best ->
+        // the profile of that run, not faster: stop
+        assert_eq!(parts, [200, 200, 400, 800, 800], "{its:#?}");
+        assert_eq!(
+            statuses,
+            ["COMPLETED", "COMPLETED", "FAILED", "COMPLETED", "COMPLETED"]
+        );
+        assert_eq!(
+            durations,
+            [
+                Some(13000),
+                Some(13000),
+                Some(1000),
+                Some(10000),
+                Some(10000)
+            ]
+        );
+        assert_eq!(its[0].config_id, first);
+        assert!(its[0].decision.contains("profile"), "{}", its[0].decision);
+        assert!(
+            its[1]
+                .decision
+                .contains("near the best: shuffle partitions doubled"),
+            "{}",
+            its[1].decision
+        );
+        assert!(
+            its[2].decision.starts_with("failed")
+                && its[2].decision.contains("fewer concurrent GPU tasks"),
+            "{}",
+            its[2].decision
+        );
+        let remedy = h.config(its[3].config_id).unwrap().unwrap().properties;
+        assert_eq!(
+            remedy["spark.rapids.sql.concurrentGpuTasks"], "1",
+            "fewer GPU tasks after the OOM"
+        );
+        assert!(
+            its[3].decision.starts_with("new best"),
+            "{}",
+            its[3].decision
+        );
+        assert!(
+            its[4].decision.contains("did not improve"),
+            "{}",
+            its[4].decision
+        );
+        let best = its[3].run_id;
+        assert_eq!(
+            end,
+            TuneEnd::Done {
+                best_run: best,
+                reason: "iteration 5 did not improve the best run by 5%".into()
+            }
+        );
+        // every run is in the history, with the config it ran
+        let runs = h.runs(job).unwrap();
+        assert_eq!(runs.len(), 5);
+        assert_eq!(b.submitted.lock().unwrap().len(), 5);
+        for (r, i) in runs.iter().zip(&its) {
+            assert_eq!(Some(r.run_id), i.run_id);
+            assert_eq!(r.config_id, Some(i.config_id));
+        }
+        // a second command finds no unfinished session: a new one starts from the best config
+        assert_eq!(starting_config(&h, job).unwrap(), its[3].config_id);
+    }
+}

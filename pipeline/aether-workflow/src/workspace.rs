@@ -1,0 +1,316 @@
+//! The [`Workspace`]: settings → platform → backend → job history, resolved once per command
+//! and passed to every workflow function (none reads the settings again).
+
+use crate::cancel::Cancel;
+use crate::events::{Event, Observer, Traced};
+use aether_core::{ConfigFile, History, RunOn};
+use aether_platform::ClusterBackend;
+use anyhow::{Result, anyhow, bail};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a workspace is opened from: the settings file and the per-command override.
+#[derive(Clone, Debug, Default)]
+pub struct WorkspaceOptions {
+    /// The settings file (`--config`; default `$AETHER_HOME/config.toml`, else
+    /// `~/.aether/config.toml`).
+    pub config: Option<PathBuf>,
+    /// Where runs go for this command (`--platform`), over `core.run_on` and
+    /// `core.selected_platform`.
+    pub platform: Option<RunOn>,
+}
+
+/// Where the run platform came from (named in errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlatformSource {
+    /// `--platform` (or `run --backend`).
+    Flag,
+    /// The `core.run_on` setting.
+    RunOn,
+    /// Derived from `core.selected_platform`.
+    SelectedPlatform,
+}
+
+impl PlatformSource {
+    fn describe(self, p: Option<RunOn>) -> String {
+        let p = p.map(|p| p.as_str()).unwrap_or("none");
+        match self {
+            PlatformSource::Flag => format!("--platform {p}"),
+            PlatformSource::RunOn => format!("core.run_on = {p}"),
+            PlatformSource::SelectedPlatform => {
+                format!("{p}, from core.selected_platform")
+            }
+        }
+    }
+}
+
+/// One command's resolved context.
+pub struct Workspace {
+    /// The settings as read.
+    pub settings: ConfigFile,
+    run_on: Option<RunOn>,
+    source: PlatformSource,
+    rt: tokio::runtime::Runtime,
+    cancel: Cancel,
+    observer: Arc<dyn Observer>,
+}
+
+impl Workspace {
+    /// Read the settings and resolve where runs go: `opts.platform`, else `core.run_on`, else
+    /// the selected platform's (emr → emr; onprem has none, which [`Workspace::platform`] says).
+    pub fn open(opts: &WorkspaceOptions) -> Result<Workspace> {
+        let path = ConfigFile::default_path(opts.config.as_deref());
+        let settings = ConfigFile::load(&path).map_err(|e| anyhow!("{e}"))?;
+        Workspace::from_settings(settings, opts.platform)
+    }
+
+    /// A workspace over settings already read (tests, services that hold their settings).
+    pub fn from_settings(settings: ConfigFile, platform: Option<RunOn>) -> Result<Workspace> {
+        let core = &settings.config.core;
+        let (run_on, source) = match (platform, core.run_on) {
+            (Some(p), _) => (Some(p), PlatformSource::Flag),
+            (None, Some(p)) => (Some(p), PlatformSource::RunOn),
+            (None, None) => (
+                core.selected_platform.default_run_on(),
+                PlatformSource::SelectedPlatform,
+            ),
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        Ok(Workspace {
+            settings,
+            run_on,
+            source,
+            rt,
+            cancel: Cancel::new(),
+            observer: Arc::new(Traced),
+        })
+    }
+
+    /// Events go to `o` (default: `tracing`).
+    pub fn with_observer(mut self, o: Arc<dyn Observer>) -> Workspace {
+        self.observer = o;
+        self
+    }
+
+    /// The workspace's cancellation token: trip it to stop the work (clusters and steps the
+    /// work started are ended).
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// The async runtime the platform calls run on.
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.rt
+    }
+
+    /// Where runs go; an error says how to choose when nothing does (`onprem`).
+    pub fn platform(&self) -> Result<RunOn> {
+        self.run_on.ok_or_else(|| {
+            anyhow!(
+                "core.selected_platform is {}, which has no run backend: aether does not drive \
+                 your own cluster. Choose where test runs go: `aether config set core.run_on \
+                 local` (this machine's Spark), `emr` or `emr-eks`, or pass --platform",
+                self.settings.config.core.selected_platform.as_str()
+            )
+        })
+    }
+
+    /// Where `platform()` came from.
+    pub fn platform_source(&self) -> PlatformSource {
+        self.source
+    }
+
+    /// The platform of a command about cluster `id`: the id names its platform (`j-…` EMR,
+    /// `eks-…` EMR on EKS, `lc-…` local). An id of another platform than `--platform` is an
+    /// error naming both; over the settings' choice the id wins (the cluster is where it is).
+    pub fn platform_of_cluster(&self, id: &str) -> Result<RunOn> {
+        let Some(of_id) = RunOn::of_cluster_id(id) else {
+            return self.platform();
+        };
+        match self.run_on {
+            Some(p) if p == of_id => Ok(p),
+            Some(p) if self.source == PlatformSource::Flag => bail!(
+                "cluster {id} is a{} {} cluster, but {} was given: drop --platform or pass \
+                 --platform {}",
+                if of_id == RunOn::Emr { "n" } else { "" },
+                of_id,
+                PlatformSource::Flag.describe(Some(p)),
+                of_id
+            ),
+            Some(p) => {
+                self.note(&format!(
+                    "cluster {id} is on {of_id} (the settings choose {}): using {of_id}",
+                    self.source.describe(Some(p))
+                ));
+                Ok(of_id)
+            }
+            None => Ok(of_id),
+        }
+    }
+
+    /// The job history.
+    pub fn history(&self) -> Result<History> {
+        Ok(History::open(&self.settings.history_db())?)
+    }
+
+    /// aether's home folder (`$AETHER_HOME`, else `~/.aether`).
+    pub fn home(&self) -> PathBuf {
+        ConfigFile::home()
+    }
+
+    /// The backend of `platform`, with its settings.
+    pub fn backend(&self, platform: RunOn) -> Result<Box<dyn ClusterBackend>> {
+        Ok(match platform {
+            RunOn::Local => Box::new(self.local_backend()?),
+            RunOn::Emr => Box::new(self.emr_backend()),
+            RunOn::EmrEks => Box::new(self.eks_backend()),
+        })
+    }
+
+    /// This machine's Spark (spark-submit from SPARK_HOME or pyspark).
+    pub fn local_backend(&self) -> Result<aether_platform::local::LocalBackend> {
+        use aether_platform::local::{LocalBackend, find_spark_submit};
+        let spark_submit = find_spark_submit().ok_or_else(|| {
+            anyhow!(
+                "no spark-submit for the local platform: set SPARK_HOME or install pyspark \
+                 (pip install 'pyspark==3.5.*'); or run on EMR: aether config set core.run_on emr"
+            )
+        })?;
+        let rapids = std::env::var_os("AETHER_RAPIDS_JAR").map(PathBuf::from);
+        Ok(LocalBackend::new(self.home().join("local"), spark_submit).with_rapids_jar(rapids))
+    }
+
+    /// The EMR backend with the `platform.emr.*` settings.
+    pub fn emr_backend(&self) -> aether_platform::emr::EmrBackend {
+        let e = &self.settings.config.platform.emr;
+        let d = aether_platform::emr::EmrSettings::default();
+        let settings = aether_platform::emr::EmrSettings {
+            log_uri: e.cluster.log_path.clone(),
+            artifacts_path: e.cluster.artifacts_path.clone(),
+            spark_event_log_dir: e.spark_event_log_dir.clone(),
+            release_label: e.release_label.clone().unwrap_or(d.release_label.clone()),
+            idle_timeout_s: e.cluster.idle_timeout_s.unwrap_or(d.idle_timeout_s),
+            ..d
+        };
+        self.rt.block_on(aether_platform::emr::EmrBackend::from_env(
+            e.region.clone(),
+            settings,
+        ))
+    }
+
+    /// The EMR on EKS backend with the `platform.emr_eks.*` settings.
+    pub fn eks_backend(&self) -> aether_platform::emr_eks::EmrEksBackend {
+        use aether_platform::emr_eks::{DEFAULT_DRIVER_INSTANCE, DEFAULT_RELEASE, EmrEksSettings};
+        let cfg = &self.settings.config;
+        let e = &cfg.platform.emr_eks;
+        let settings = EmrEksSettings {
+            virtual_cluster_id: e.virtual_cluster_id.clone(),
+            execution_role_arn: e.execution_role_arn.clone(),
+            namespace: e.namespace.clone(),
+            release_label: e.release_label.clone().unwrap_or(DEFAULT_RELEASE.into()),
+            spark_event_log_dir: e.spark_event_log_dir.clone(),
+            artifacts_path: e.artifacts_path.clone(),
+            log_path: e.log_path.clone(),
+            driver_instance_type: e
+                .driver_instance_type
+                .clone()
+                .unwrap_or(DEFAULT_DRIVER_INSTANCE.into()),
+        };
+        self.rt
+            .block_on(aether_platform::emr_eks::EmrEksBackend::from_env(
+                e.region.clone().or(cfg.platform.emr.region.clone()),
+                settings,
+                self.home().join("emr-eks/leases"),
+            ))
+    }
+
+    /// S3 access with the EMR region (for logs and artifacts).
+    pub fn s3(&self) -> aether_ingest::S3Options {
+        aether_ingest::S3Options {
+            region: self.settings.config.platform.emr.region.clone(),
+            endpoint: None,
+        }
+    }
+
+    /// Hand an event to the observer.
+    pub fn emit(&self, e: Event<'_>) {
+        self.observer.event(&e);
+    }
+
+    /// A progress line.
+    pub fn note(&self, m: &str) {
+        self.emit(Event::Note(m));
+    }
+
+    /// A warning.
+    pub fn warn(&self, m: &str) {
+        self.emit(Event::Warning(m));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(text: &str) -> ConfigFile {
+        let d = std::env::temp_dir().join(format!("aether-ws-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&d);
+        ConfigFile {
+            path: d.join("config.toml"),
+            config: aether_core::Config::from_toml(text, "test").unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_settings_choose_the_platform_and_a_flag_overrides_them() {
+        let ws = Workspace::from_settings(settings(""), None).unwrap();
+        assert_eq!(ws.platform().unwrap(), RunOn::Emr);
+        assert_eq!(ws.platform_source(), PlatformSource::SelectedPlatform);
+        let ws =
+            Workspace::from_settings(settings("[core]\nrun_on = \"emr-eks\"\n"), None).unwrap();
+        assert_eq!(ws.platform().unwrap(), RunOn::EmrEks);
+        let ws = Workspace::from_settings(
+            settings("[core]\nrun_on = \"emr-eks\"\n"),
+            Some(RunOn::Local),
+        )
+        .unwrap();
+        assert_eq!(ws.platform().unwrap(), RunOn::Local);
+        assert_eq!(ws.platform_source(), PlatformSource::Flag);
+        // onprem: no run backend, said with what to do
+        let ws =
+            Workspace::from_settings(settings("[core]\nselected_platform = \"onprem\"\n"), None)
+                .unwrap();
+        let e = ws.platform().unwrap_err().to_string();
+        assert!(
+            e.contains("onprem") && e.contains("core.run_on local"),
+            "{e}"
+        );
+        let ws = Workspace::from_settings(
+            settings("[core]\nselected_platform = \"onprem\"\nrun_on = \"local\"\n"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(ws.platform().unwrap(), RunOn::Local);
+    }
+
+    #[test]
+    fn a_cluster_id_names_its_platform() {
+        let ws = Workspace::from_settings(settings(""), None).unwrap();
+        assert_eq!(ws.platform_of_cluster("j-ABC").unwrap(), RunOn::Emr);
+        // the settings say emr, the id is local's: the id wins
+        assert_eq!(ws.platform_of_cluster("lc-1a2b").unwrap(), RunOn::Local);
+        assert_eq!(ws.platform_of_cluster("eks-1f-2").unwrap(), RunOn::EmrEks);
+        // an id of no known form: the workspace's platform
+        assert_eq!(ws.platform_of_cluster("mine").unwrap(), RunOn::Emr);
+        // a flag that contradicts the id: an error naming both
+        let ws = Workspace::from_settings(settings(""), Some(RunOn::Local)).unwrap();
+        let e = ws.platform_of_cluster("j-ABC").unwrap_err().to_string();
+        assert!(
+            e.contains("j-ABC") && e.contains("emr") && e.contains("--platform local"),
+            "{e}"
+        );
+    }
+}

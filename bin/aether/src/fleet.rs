@@ -15,7 +15,7 @@ use clap::{Args, Subcommand, ValueEnum};
 #[derive(Args)]
 pub struct FleetArgs {
     #[command(flatten)]
-    ws: crate::workflow::WsArgs,
+    ws: crate::workflow::ConfigArg,
     #[command(subcommand)]
     action: FleetAction,
 }

@@ -478,12 +478,10 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let ws = match (workflow::WsArgs {
+    let config = workflow::ConfigArg {
         config: a.config.clone(),
-        platform: None,
-    })
-    .open()
-    {
+    };
+    let ws = match config.open() {
         Ok(ws) => ws,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -602,7 +600,12 @@ fn qualify_to_warehouse(
     if !q.failures.is_empty() {
         return Ok(ExitCode::from(2));
     }
-    let shard = shard_exit(a.common.shard, &q.source_errors, q.written.len(), q.skipped);
+    let shard = shard_exit(
+        a.common.shard,
+        q.source_errors.len(),
+        q.written.len(),
+        q.skipped,
+    );
     if let Some(code) = shard {
         return Ok(code);
     }
@@ -614,28 +617,16 @@ fn qualify_to_warehouse(
     })
 }
 
-/// A fleet task's exit: an input that could not be listed may pass on a retry (3); a shard
-/// that holds no log has nothing to do (0); else `None` (the command decides).
+/// A fleet task's exit when its shard decides it (`aether_workflow::fleet::shard_exit`), said.
 fn shard_exit(
     shard: Option<aether_ingest::Shard>,
-    source_errors: &[aether_ingest::SourceError],
+    unreadable: usize,
     written: usize,
     skipped: usize,
 ) -> Option<ExitCode> {
-    let shard = shard?;
-    if !source_errors.is_empty() {
-        eprintln!(
-            "error: shard {shard}: {} input(s) could not be read; the logs read are written, \
-             a retry skips them",
-            source_errors.len()
-        );
-        return Some(ExitCode::from(3));
-    }
-    if written == 0 && skipped == 0 {
-        eprintln!("shard {shard} holds none of the logs: nothing to do");
-        return Some(ExitCode::SUCCESS);
-    }
-    None
+    let (code, say) = aether_workflow::fleet::shard_exit(shard, unreadable, written, skipped)?;
+    eprintln!("{say}");
+    Some(ExitCode::from(code))
 }
 
 fn looks_like_sql(s: &str) -> bool {
@@ -894,12 +885,8 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
         rep.skipped.len(),
         a.out
     );
-    if let Some(code) = shard_exit(
-        a.common.shard,
-        &rep.source_errors,
-        rep.written.len(),
-        rep.skipped.len(),
-    ) {
+    let (unreadable, written) = (rep.source_errors.len(), rep.written.len());
+    if let Some(code) = shard_exit(a.common.shard, unreadable, written, rep.skipped.len()) {
         return Ok(code);
     }
     if read_ok == 0 && rep.skipped.is_empty() {

@@ -1,7 +1,7 @@
 //! `aether profile`: what GPU runs tell (`aether_workflow::profile`) — the profiling
 //! AutoTuner's recommended Spark properties, health and causes of slowness — printed.
 
-use crate::workflow::{WsArgs, id};
+use crate::workflow::{ConfigArg, id};
 use aether_workflow::profile::{Profiled, json_of};
 use anyhow::Result;
 use clap::Args;
@@ -44,7 +44,7 @@ pub struct ProfileArgs {
     #[arg(long, value_enum, default_value_t = OutFormat::Table)]
     format: OutFormat,
     #[command(flatten)]
-    ws: WsArgs,
+    ws: ConfigArg,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]

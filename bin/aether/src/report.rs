@@ -14,7 +14,7 @@ use clap::{Args, Subcommand, ValueEnum};
 #[derive(Args)]
 pub struct ReportArgs {
     #[command(flatten)]
-    ws: crate::workflow::WsArgs,
+    ws: crate::workflow::ConfigArg,
     #[command(subcommand)]
     action: ReportAction,
 }
@@ -104,12 +104,7 @@ fn form_of(path: &Path, default: Form) -> Form {
 fn emit(text: &str, output: Option<&Path>) -> Result<()> {
     match output {
         Some(p) => {
-            if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(d).with_context(|| format!("{}", d.display()))?;
-            }
-            let tmp = p.with_extension("tmp-aether");
-            std::fs::write(&tmp, text).with_context(|| format!("{}", tmp.display()))?;
-            std::fs::rename(&tmp, p).with_context(|| format!("{}", p.display()))?;
+            aether_report::save(p, text)?;
             eprintln!("wrote {}", p.display());
         }
         None => println!("{}", text.trim_end()),

@@ -2,7 +2,7 @@
 //! verdict CI and schedulers can gate on: exit 0 on PASS (and WARN unless --strict), 1 on FAIL,
 //! 2 on an error (an output that cannot be read, bad arguments).
 
-use crate::workflow::{WsArgs, id};
+use crate::workflow::{ConfigArg, id};
 use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
@@ -58,7 +58,7 @@ pub struct ValidateArgs {
     #[arg(long = "run_id", alias = "run-id", requires = "aether_job_id", value_parser = id)]
     run_id: Option<i64>,
     #[command(flatten)]
-    ws: WsArgs,
+    ws: ConfigArg,
     /// The outputs' format: parquet, csv (with a header line), json (JSON lines).
     #[arg(long, default_value = "parquet")]
     format: String,

@@ -23,6 +23,33 @@ pub struct WsArgs {
     pub platform: Option<RunOn>,
 }
 
+/// The settings file only (commands that run nothing on a platform).
+#[derive(Args, Clone, Default)]
+pub struct ConfigArg {
+    /// The settings file (default: $AETHER_HOME/config.toml, else ~/.aether/config.toml).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    fn ws(&self) -> WsArgs {
+        WsArgs {
+            config: self.config.clone(),
+            platform: None,
+        }
+    }
+
+    /// The workspace of the settings (its history, its platforms' settings).
+    pub fn open(&self) -> Result<Workspace> {
+        self.ws().open()
+    }
+
+    /// As [`WsArgs::open_stoppable`].
+    pub fn open_stoppable(&self) -> Result<Workspace> {
+        self.ws().open_stoppable()
+    }
+}
+
 fn parse_run_on(s: &str) -> Result<RunOn, String> {
     RunOn::parse(s).ok_or_else(|| format!("{s:?}: expected local, emr or emr-eks"))
 }

@@ -14,6 +14,24 @@ pub mod ui;
 pub enum Error {
     #[error(transparent)]
     History(#[from] aether_core::history::HistoryError),
+    /// A report file that could not be written.
+    #[error("{path}: {error}")]
+    Write { path: String, error: std::io::Error },
+}
+
+/// Write a report file whole: to a temporary file beside it, renamed over it (a failure leaves
+/// an earlier file as it was); its folder made.
+pub fn save(path: &std::path::Path, text: &str) -> Result<()> {
+    let fail = |p: &std::path::Path| {
+        let path = p.display().to_string();
+        move |error| Error::Write { path, error }
+    };
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(fail(d))?;
+    }
+    let tmp = path.with_extension("tmp-aether");
+    std::fs::write(&tmp, text).map_err(fail(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(fail(path))
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -290,6 +290,33 @@ fn put_file(
     Ok(())
 }
 
+/// A fleet task's end, when the shard decides it: an input that could not be listed may pass
+/// on a retry (exit 3, said as an error); a shard that holds no log has nothing to do (exit 0).
+/// `None`: the command decides. (exit status, what to say).
+pub fn shard_exit(
+    shard: Option<aether_ingest::Shard>,
+    unreadable: usize,
+    written: usize,
+    skipped: usize,
+) -> Option<(u8, String)> {
+    let shard = shard?;
+    if unreadable > 0 {
+        return Some((
+            3,
+            format!(
+                "error: shard {shard}: {unreadable} input(s) could not be read; the logs read are \
+                 written, a retry skips them"
+            ),
+        ));
+    }
+    (written == 0 && skipped == 0).then(|| {
+        (
+            0,
+            format!("shard {shard} holds none of the logs: nothing to do"),
+        )
+    })
+}
+
 /// A fleet step submitted: its id and state.
 pub struct Submitted {
     pub step_id: String,

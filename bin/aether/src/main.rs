@@ -29,34 +29,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run SQL over event logs (or a warehouse) as tables.
-    Sql(SqlArgs),
-    /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
-    Ingest(IngestArgs),
-    /// The warehouse's upkeep: `warehouse compact` rewrites the per-log files into Hive-style
-    /// day partitions of large files, for aether and Athena / Trino / Spark SQL alike.
-    Warehouse(WarehouseArgs),
-    /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
-    /// and the share of time the GPU (RAPIDS) could not take.
-    Analyze(AnalyzeArgs),
     /// Predict which apps get faster and cheaper on GPUs (RAPIDS): QualX speedup per app and
     /// SQL, category, status per log; --output DIR writes the reports.
     Qualify(QualifyArgs),
-    /// Train or evaluate a QualX-style XGBoost model on pairs of CPU and GPU event logs of the
-    /// same workloads.
-    Model(ModelArgs),
-    /// Reports from the job history: `report list` (KPIs and every job), `report job`, `report
-    /// validation` (scheduled, exit 1 on a failure), `report ui` (the web UI).
-    Report(report::ReportArgs),
-    /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
-    /// --config FILE).
-    Config(ConfigArgs),
     /// GPU test clusters: create (from qualify's shape), list, describe, terminate.
     Cluster(cluster::ClusterArgs),
-    /// Fleet scale: one aether command over N shards of the logs as Spark tasks (`fleet
-    /// submit` on EMR, `fleet driver` for any Spark), or as a Kubernetes Indexed Job or an AWS
-    /// Batch array job (`fleet manifests`).
-    Fleet(fleet::FleetArgs),
     /// Run a job on a cluster with a stored config; records the run and its event log.
     Submit(cluster::SubmitArgs),
     /// What GPU runs tell: the profiling AutoTuner's recommended Spark properties (the
@@ -68,9 +45,32 @@ enum Command {
     /// Is the GPU run's output the CPU run's? Schema, aggregates, every row by hash, a keyed
     /// diff, KS per numeric column: PASS / WARN / FAIL (exit 0 / 0 / 1).
     Validate(validate::ValidateArgs),
+    /// Reports from the job history: `report list` (KPIs and every job), `report job`, `report
+    /// validation` (scheduled, exit 1 on a failure), `report ui` (the web UI).
+    Report(report::ReportArgs),
     /// The whole workflow: qualify, then for each app recommended for the GPU tune it on a
     /// cluster of its shape (ended after it), validate its best run, and report; resumable.
     Run(run::RunArgs),
+    /// Run SQL over event logs (or a warehouse) as tables.
+    Sql(SqlArgs),
+    /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
+    /// and the share of time the GPU (RAPIDS) could not take.
+    Analyze(AnalyzeArgs),
+    /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
+    Ingest(IngestArgs),
+    /// The warehouse's upkeep: `warehouse compact` rewrites the per-log files into Hive-style
+    /// day partitions of large files, for aether and Athena / Trino / Spark SQL alike.
+    Warehouse(WarehouseArgs),
+    /// Fleet scale: one aether command over N shards of the logs as Spark tasks (`fleet
+    /// submit` on EMR, `fleet driver` for any Spark), or as a Kubernetes Indexed Job or an AWS
+    /// Batch array job (`fleet manifests`).
+    Fleet(fleet::FleetArgs),
+    /// Train or evaluate a QualX-style XGBoost model on pairs of CPU and GPU event logs of the
+    /// same workloads.
+    Model(ModelArgs),
+    /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
+    /// --config FILE).
+    Config(ConfigArgs),
 }
 
 #[derive(Args)]

@@ -1,11 +1,11 @@
 //! `aether cluster` and `aether submit`: GPU test clusters and runs on the platform the
 //! settings choose (`aether_workflow::cluster`, `aether_workflow::submit`).
 
-use crate::workflow::{WsArgs, id, stopped};
+use crate::workflow::{TargetArgs, WsArgs, id, stopped};
 use aether_platform::{ClusterInfo, StepState};
 use aether_workflow::RunOn;
 use aether_workflow::cluster::{self, CreateOpts};
-use aether_workflow::submit::{self, SubmitRequest, Submitted, Target};
+use aether_workflow::submit::{self, SubmitRequest, Submitted};
 use anyhow::{Result, anyhow};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
@@ -88,22 +88,8 @@ pub struct SubmitArgs {
     /// The stored Spark configs to run with ("Aether Config ID" of qualify, or a later one).
     #[arg(long = "config_id", alias = "config-id", value_parser = id)]
     config_id: i64,
-    /// The cluster to run on (its id names its platform: j-… EMR, eks-… EMR on EKS, lc-… local).
-    #[arg(
-        long = "cluster_id",
-        alias = "cluster-id",
-        required_unless_present = "cluster_shape_id"
-    )]
-    cluster_id: Option<String>,
-    /// Instead of --cluster_id: make a cluster of this shape for the run, terminated after it
-    /// (also when the run fails or is interrupted) unless --keep_cluster.
-    #[arg(
-        long = "cluster_shape_id",
-        alias = "cluster-shape-id",
-        conflicts_with = "cluster_id",
-        value_parser = id
-    )]
-    cluster_shape_id: Option<i64>,
+    #[command(flatten)]
+    target: TargetArgs,
     /// With --cluster_shape_id: the cluster's --config_file (EMR).
     #[arg(
         long = "config_file",
@@ -111,9 +97,6 @@ pub struct SubmitArgs {
         requires = "cluster_shape_id"
     )]
     config_file: Option<std::path::PathBuf>,
-    /// Keep the cluster made for the run (--cluster_shape_id) after it.
-    #[arg(long = "keep_cluster", alias = "keep-cluster")]
-    keep_cluster: bool,
     /// The job as a spark-submit command line, when its log does not hold one (a shell or
     /// notebook ran it); recorded as the job's definition.
     #[arg(long)]
@@ -233,18 +216,7 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
 
 pub fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
     let ws = a.ws.open_stoppable()?;
-    let target = match (a.cluster_id, a.cluster_shape_id) {
-        (Some(id), _) => Target::Cluster(id),
-        (None, Some(shape_id)) => Target::Shape {
-            shape_id,
-            config_file: a.config_file,
-            keep_cluster: a.keep_cluster,
-        },
-        (None, None) => anyhow::bail!(
-            "give --cluster_id (a running cluster) or --cluster_shape_id (a cluster made for this run \
-             and terminated after it)"
-        ),
-    };
+    let target = a.target.target(a.config_file)?;
     let req = SubmitRequest {
         config_id: a.config_id,
         target,

@@ -1,8 +1,7 @@
 //! `aether tune`: the tuning loop of `aether_workflow::tune` — run, profile, a new config,
 //! again; the fastest successful run kept; resumable.
 
-use crate::workflow::{WsArgs, id, stopped};
-use aether_workflow::submit::Target;
+use crate::workflow::{TargetArgs, WsArgs, id, stopped};
 use aether_workflow::tune::{self, TuneEnd, TuneParams, TuneRequest};
 use anyhow::Result;
 use clap::Args;
@@ -16,25 +15,8 @@ pub struct TuneArgs {
     /// The job to tune ("Aether Job ID" of qualify).
     #[arg(long = "aether_job_id", alias = "aether-job-id", value_parser = id)]
     aether_job_id: i64,
-    /// The cluster to run on (its id names its platform).
-    #[arg(
-        long = "cluster_id",
-        alias = "cluster-id",
-        required_unless_present = "cluster_shape_id"
-    )]
-    cluster_id: Option<String>,
-    /// Instead of --cluster_id: a cluster of this shape made for the session, terminated after
-    /// it (also when interrupted) unless --keep_cluster.
-    #[arg(
-        long = "cluster_shape_id",
-        alias = "cluster-shape-id",
-        conflicts_with = "cluster_id",
-        value_parser = id
-    )]
-    cluster_shape_id: Option<i64>,
-    /// Keep the cluster made for the session (--cluster_shape_id).
-    #[arg(long = "keep_cluster", alias = "keep-cluster")]
-    keep_cluster: bool,
+    #[command(flatten)]
+    target: TargetArgs,
     /// Run at least this many iterations before stopping for lack of improvement.
     #[arg(
         long = "min_tuning_iterations",
@@ -81,15 +63,7 @@ pub fn cmd_tune(a: TuneArgs) -> Result<ExitCode> {
     params.cost_budget_usd = a.cost_budget_usd;
     let req = TuneRequest {
         job_id: a.aether_job_id,
-        target: match (a.cluster_id, a.cluster_shape_id) {
-            (Some(id), _) => Target::Cluster(id),
-            (None, Some(shape_id)) => Target::Shape {
-                shape_id,
-                config_file: None,
-                keep_cluster: a.keep_cluster,
-            },
-            (None, None) => anyhow::bail!("give --cluster_id or --cluster_shape_id"),
-        },
+        target: a.target.target(None)?,
         params,
         timeout_s: a.timeout_s,
         job: a.job,

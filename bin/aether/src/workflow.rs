@@ -2,6 +2,7 @@
 //! command takes, the workspace they open, its events printed (notes and warnings to stderr,
 //! results to stdout), and Ctrl-C / SIGTERM turned into the workspace's stop.
 
+use aether_workflow::submit::Target;
 use aether_workflow::{Event, Observer, RunOn, Stop, Workspace, WorkspaceOptions};
 use anyhow::Result;
 use clap::Args;
@@ -47,6 +48,48 @@ impl ConfigArg {
     /// As [`WsArgs::open_stoppable`].
     pub fn open_stoppable(&self) -> Result<Workspace> {
         self.ws().open_stoppable()
+    }
+}
+
+/// Where a submit's or a tune session's runs go: a running cluster, or one made for them.
+#[derive(Args, Clone)]
+pub struct TargetArgs {
+    /// The cluster to run on (its id names its platform: j-… EMR, eks-… EMR on EKS, lc-… local).
+    #[arg(
+        long = "cluster_id",
+        alias = "cluster-id",
+        required_unless_present = "cluster_shape_id"
+    )]
+    pub cluster_id: Option<String>,
+    /// Instead of --cluster_id: make a cluster of this shape for the runs, terminated after
+    /// them (also when they fail or are interrupted) unless --keep_cluster.
+    #[arg(
+        long = "cluster_shape_id",
+        alias = "cluster-shape-id",
+        conflicts_with = "cluster_id",
+        value_parser = id
+    )]
+    pub cluster_shape_id: Option<i64>,
+    /// Keep the cluster made for the runs (--cluster_shape_id) after them.
+    #[arg(long = "keep_cluster", alias = "keep-cluster")]
+    pub keep_cluster: bool,
+}
+
+impl TargetArgs {
+    /// The target (`config_file`: the made cluster's, EMR).
+    pub fn target(self, config_file: Option<PathBuf>) -> Result<Target> {
+        Ok(match (self.cluster_id, self.cluster_shape_id) {
+            (Some(id), _) => Target::Cluster(id),
+            (None, Some(shape_id)) => Target::Shape {
+                shape_id,
+                config_file,
+                keep_cluster: self.keep_cluster,
+            },
+            (None, None) => anyhow::bail!(
+                "give --cluster_id (a running cluster) or --cluster_shape_id (a cluster made for \
+                 the runs and terminated after them)"
+            ),
+        })
     }
 }
 

@@ -11,7 +11,7 @@ mod common;
 
 use common::{err, out};
 
-const ROLE: &str = "arn:aws:iam::123456789012:role/emr-eks-gpu-job";
+use common::EKS_ROLE as ROLE;
 
 fn job_runs(emu: &common::Emulator) -> serde_json::Map<String, serde_json::Value> {
     emu.state()["job_runs"]
@@ -53,24 +53,9 @@ fn gpu_test_runs_on_emr_on_eks() {
         let o = common::aether(&home, &["config", "set", k, v]);
         assert!(o.status.success(), "config set {k} {v}: {}", err(&o));
     };
-    for (k, v) in [
-        ("platform.emr.region", "us-east-1"),
-        ("platform.emr_eks.region", "us-east-1"),
-        ("platform.emr_eks.virtual_cluster_id", vc),
-        ("platform.emr_eks.execution_role_arn", ROLE),
-        ("platform.emr_eks.namespace", "spark-gpu"),
-        ("platform.emr_eks.eks_cluster_name", "analytics"),
-        ("platform.emr_eks.artifacts_path", "s3://art/eks"),
-        (
-            "platform.emr_eks.spark_event_log_dir",
-            "s3://logs/eks-spark",
-        ),
-        ("platform.emr_eks.log_path", "s3://logs/eks"),
-        ("platform.emr_eks.log_wait_s", "20"),
-        ("platform.emr_eks.consolidate_after_s", "30"),
-    ] {
-        set(k, v);
-    }
+    common::set_eks_settings(&home, vc);
+    set("platform.emr.region", "us-east-1");
+    set("platform.emr_eks.consolidate_after_s", "30");
 
     // 1. qualify the CPU step: its job, a GPU shape, an AutoTuner config; its idle capacity
     let o = emu

@@ -267,27 +267,9 @@ fn the_readme_workflow_runs_as_written_on_emr_eks() {
     );
     let prod_before = emu.production_outputs();
     // the EMR on EKS user's settings: runs go to EMR on EKS
-    for (k, v) in [
-        ("core.run_on", "emr-eks"),
-        ("platform.emr_eks.region", "us-east-1"),
-        ("platform.emr_eks.virtual_cluster_id", vc.as_str()),
-        (
-            "platform.emr_eks.execution_role_arn",
-            "arn:aws:iam::123456789012:role/emr-eks-gpu-job",
-        ),
-        ("platform.emr_eks.namespace", "spark-gpu"),
-        ("platform.emr_eks.eks_cluster_name", "analytics"),
-        ("platform.emr_eks.artifacts_path", "s3://art/eks"),
-        (
-            "platform.emr_eks.spark_event_log_dir",
-            "s3://logs/eks-spark",
-        ),
-        ("platform.emr_eks.log_path", "s3://logs/eks"),
-        ("platform.emr_eks.log_wait_s", "20"),
-    ] {
-        let o = common::aether(&home, &["config", "set", k, v]);
-        assert!(o.status.success(), "config set {k} {v}: {}", err(&o));
-    }
+    common::set_eks_settings(&home, &vc);
+    let o = common::aether(&home, &["config", "set", "core.run_on", "emr-eks"]);
+    assert!(o.status.success(), "{}", err(&o));
     let vars = BTreeMap::from([("CPU_CLUSTER_ID", cpu_cluster), ("CPU_STEP_ID", cpu_step)]);
     let ran = run_workflow(&emu, &home, vars, None);
     assert!(ran.gpu_cluster.starts_with("eks-"), "{}", ran.gpu_cluster);

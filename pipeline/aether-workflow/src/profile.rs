@@ -6,7 +6,7 @@ use crate::props::config_properties;
 use crate::workspace::Workspace;
 use aether_core::History;
 use aether_predict::profile::{Tuning, Worker};
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -55,14 +55,7 @@ pub fn profile(
 ) -> Result<Profile> {
     let mut logs = logs.to_vec();
     if let Some((cluster, step)) = step {
-        let s = crate::source::step_source(ws, cluster, step)
-            .map_err(|e| anyhow!("--platform_job_id {step} --cluster_id {cluster}: {e:#}"))?;
-        ws.note(&format!(
-            "step {step} on {cluster}: {} event log {}",
-            s.step.state.as_str(),
-            s.event_log
-        ));
-        logs.push(s.event_log);
+        logs.push(crate::source::read_step(ws, cluster, step)?.event_log);
     }
     let ing = aether_ingest::ingest(&logs, &Default::default());
     // a log that cannot be read is told, naming it; the others go on

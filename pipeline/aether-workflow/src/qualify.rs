@@ -106,13 +106,7 @@ pub fn qualify(
     // a CPU run's step: its event log joins the inputs, its definition is recorded after
     let step = match &step {
         Some((cluster, step)) => {
-            let s = crate::source::step_source(ws, cluster, step)
-                .map_err(|e| anyhow!("--platform_job_id {step} --cluster_id {cluster}: {e:#}"))?;
-            ws.note(&format!(
-                "step {step} on {cluster}: {} event log {}",
-                s.step.state.as_str(),
-                s.event_log
-            ));
+            let s = crate::source::read_step(ws, cluster, step)?;
             inputs.push(s.event_log.clone());
             Some(s)
         }

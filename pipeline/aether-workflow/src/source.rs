@@ -75,6 +75,19 @@ pub fn step_source(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<St
     })
 }
 
+/// [`step_source`] as `qualify` and `profile` read a step they are given: its error names the
+/// flags, where it was found is told.
+pub fn read_step(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<StepSource> {
+    let s = step_source(ws, cluster_id, step_id)
+        .map_err(|e| anyhow!("--platform_job_id {step_id} --cluster_id {cluster_id}: {e:#}"))?;
+    ws.note(&format!(
+        "step {step_id} on {cluster_id}: {} event log {}",
+        s.step.state.as_str(),
+        s.event_log
+    ));
+    Ok(s)
+}
+
 /// A source step must have ended to be read; one that did not complete is read with a warning.
 fn finished(ws: &Workspace, step: &aether_platform::StepInfo, what: &str) -> Result<()> {
     if !step.state.is_final() {

@@ -269,6 +269,31 @@ pub const RECOMMEND_TINY: [&str; 6] = [
     "unsupported_pct_max=100",
 ];
 
+/// The execution role of the emulated EMR on EKS job runs.
+pub const EKS_ROLE: &str = "arn:aws:iam::123456789012:role/emr-eks-gpu-job";
+
+/// An EMR on EKS user's settings on the emulator (virtual cluster `vc` on namespace spark-gpu),
+/// each through `config set` (each key checked).
+pub fn set_eks_settings(home: &std::path::Path, vc: &str) {
+    for (k, v) in [
+        ("platform.emr_eks.region", "us-east-1"),
+        ("platform.emr_eks.virtual_cluster_id", vc),
+        ("platform.emr_eks.execution_role_arn", EKS_ROLE),
+        ("platform.emr_eks.namespace", "spark-gpu"),
+        ("platform.emr_eks.eks_cluster_name", "analytics"),
+        ("platform.emr_eks.artifacts_path", "s3://art/eks"),
+        (
+            "platform.emr_eks.spark_event_log_dir",
+            "s3://logs/eks-spark",
+        ),
+        ("platform.emr_eks.log_path", "s3://logs/eks"),
+        ("platform.emr_eks.log_wait_s", "20"),
+    ] {
+        let o = aether(home, &["config", "set", k, v]);
+        assert!(o.status.success(), "config set {k} {v}: {}", err(&o));
+    }
+}
+
 /// `aether ARGS` with its home at `home`, to its end.
 pub fn aether(home: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_aether"))

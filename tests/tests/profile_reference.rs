@@ -80,14 +80,15 @@ fn ours(logs: &[String]) -> BTreeMap<String, aether_predict::profile::Tuning> {
         .collect()
 }
 
-#[test]
-fn recommendations_equal_the_reference_profiler() {
-    let dir = shared().join("anchor/golden/profile-dev");
-    let list = dir.join("INPUTS.txt");
-    let want = golden(&dir.join("tuning_summary.log"));
-    let gpu_logs = inputs(&list, "GPU event logs");
-    assert_eq!(gpu_logs.len(), 9, "{gpu_logs:?}");
-    let got = ours(&gpu_logs);
+/// Compare aether's recommendations with a reference `tuning_summary.log` (and, where the
+/// reference's app folders are given, section D of each `profile.log`): every property, value
+/// and comment, and the block as written byte for byte. Returns the number of apps compared.
+fn compare_with_reference(
+    summary: &Path,
+    profile_dir: Option<&Path>,
+    got: &BTreeMap<String, aether_predict::profile::Tuning>,
+) -> usize {
+    let want = golden(summary);
     let (mut props_ok, mut props_all, mut comments_ok, mut comments_all, mut apps_ok) =
         (0, 0, 0, 0, 0);
     let mut report = String::new();
@@ -127,11 +128,13 @@ fn recommendations_equal_the_reference_profiler() {
         }
     }
     eprintln!(
-        "profile vs the reference: {apps_ok}/{} apps equal; properties {props_ok}/{props_all}; comments {comments_ok}/{comments_all}",
+        "profile vs the reference ({}): {apps_ok}/{} apps equal; properties {props_ok}/{props_all}; comments {comments_ok}/{comments_all}",
+        summary.display(),
         want.len()
     );
+    assert!(report.is_empty(), "{report}");
     // and written as the reference writes them, byte for byte
-    let text = std::fs::read_to_string(dir.join("tuning_summary.log")).unwrap();
+    let text = std::fs::read_to_string(summary).unwrap();
     for block in text.split("App ID: ").skip(1) {
         let app = block.lines().next().unwrap().trim();
         let mine = aether_predict::profile::render_summary(app, &got[app]);
@@ -140,20 +143,32 @@ fn recommendations_equal_the_reference_profiler() {
             format!("App ID: {block}").trim_end(),
             "{app}: tuning_summary.log block"
         );
-        let log = std::fs::read_to_string(
-            dir.join("rapids_4_spark_profile")
-                .join(app)
-                .join("profile.log"),
-        )
-        .unwrap();
-        let d = &log[log.find("### D. Recommended Configuration ###").unwrap()..];
-        assert_eq!(
-            aether_predict::profile::render_section_d(&got[app]).trim_end(),
-            d.trim_end(),
-            "{app}: section D of profile.log"
-        );
+        if let Some(dir) = profile_dir {
+            let log = std::fs::read_to_string(dir.join(app).join("profile.log")).unwrap();
+            let d = &log[log.find("### D. Recommended Configuration ###").unwrap()..];
+            assert_eq!(
+                aether_predict::profile::render_section_d(&got[app]).trim_end(),
+                d.trim_end(),
+                "{app}: section D of profile.log"
+            );
+        }
     }
-    assert!(report.is_empty(), "{report}");
+    want.len()
+}
+
+#[test]
+fn recommendations_equal_the_reference_profiler() {
+    let dir = shared().join("anchor/golden/profile-dev");
+    let list = dir.join("INPUTS.txt");
+    let gpu_logs = inputs(&list, "GPU event logs");
+    assert_eq!(gpu_logs.len(), 9, "{gpu_logs:?}");
+    let got = ours(&gpu_logs);
+    let n = compare_with_reference(
+        &dir.join("tuning_summary.log"),
+        Some(&dir.join("rapids_4_spark_profile")),
+        &got,
+    );
+    assert_eq!(n, 9);
 
     // CPU logs: nothing to recommend, as the reference
     let cpu = ours(&inputs(&list, "CPU event logs"));
@@ -165,6 +180,61 @@ fn recommendations_equal_the_reference_profiler() {
         assert!(!t.recommended, "{app}: a CPU run");
         assert!(aether_predict::profile::render_summary(app, t).contains("- No recommendations"));
     }
+}
+
+/// One variant of a real GPU log per AutoTuner rule (`tests/golden/autotuner-variants`, made by
+/// its `make_variants.py`; docs/reference/autotuner.md lists the rules): aether's
+/// recommendations equal the reference profiler's on each, and the rules' inputs the reference
+/// reports (`app_level_recommendation_signals.csv`) equal aether's.
+#[test]
+fn rule_variants_equal_the_reference_profiler() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/autotuner-variants");
+    let mut logs: Vec<String> = std::fs::read_dir(dir.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "zstd"))
+        .map(|p| p.display().to_string())
+        .collect();
+    logs.sort();
+    let index = std::fs::read_to_string(dir.join("logs/INDEX.tsv")).unwrap();
+    assert_eq!(logs.len(), index.lines().count(), "logs vs logs/INDEX.tsv");
+    assert!(logs.len() >= 8, "{logs:?}");
+    let got = ours(&logs);
+    let n = compare_with_reference(&dir.join("tuning_summary.log"), None, &got);
+    assert_eq!(n, logs.len());
+
+    // the signals the rules read, as the reference counted them
+    let ing = aether_ingest::ingest(&logs, &Default::default());
+    let ctx = aether_engine::session();
+    aether_engine::register_ingested(&ctx, &ing).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(aether_predict::profile::prepare(&ctx)).unwrap();
+    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx)).unwrap();
+    let mut fired = (0, 0);
+    for e in std::fs::read_dir(dir.join("signals")).unwrap() {
+        let path = e.unwrap().path();
+        let rows = common::csv_rows(&path);
+        let r = &rows[0];
+        let app = &r["appId"];
+        let inp = &inputs[app.as_str()];
+        let want = (
+            r["numScanStagesWithGpuOom"].parse::<i64>().unwrap(),
+            r["numGpuShuffleStagesWithContainerOom"]
+                .parse::<i64>()
+                .unwrap(),
+        );
+        assert_eq!(
+            (
+                inp.scan_stages_with_gpu_oom,
+                inp.shuffle_stages_with_container_oom
+            ),
+            want,
+            "{app}: scan stages with GPU OOM, shuffle stages with container OOM"
+        );
+        fired.0 += (want.0 > 0) as usize;
+        fired.1 += (want.1 > 0) as usize;
+    }
+    assert!(fired.0 >= 2 && fired.1 >= 1, "signals that fire: {fired:?}");
 }
 
 /// A CSV file of the reference (`.csv`, or `.csv.zstd` for the large ones): header, rows.

@@ -23,6 +23,9 @@ use crate::rows::{i, rows_by_app};
 const FILL_IN: &str = "[FILL_IN_VALUE]";
 const THP: &str = "-XX:-UseTransparentHugePages";
 const PLUGIN: &str = "com.nvidia.spark.SQLPlugin";
+const KRYO_REGISTRATOR: &str = "com.nvidia.spark.rapids.GpuKryoRegistrator";
+/// `KRYO_SERIALIZER_BUFFER`'s max in the tool's tuningConfigs.yaml.
+const KRYO_BUFFER_MAX_MIB: i64 = 512;
 /// Profiling's batch size (`BATCH_SIZE_BYTES` of the tool's tuningConfigs.yaml).
 const BATCH_SIZE_BYTES: i64 = 2147483647;
 
@@ -64,9 +67,15 @@ pub struct ProfileInputs {
     pub plugin_versions: Vec<String>,
     /// Mean over SQLs of JVM GC time / executor CPU time.
     pub gc_ratio: Option<f64>,
-    /// Scan stages with a task that failed on a GPU OOM.
+    /// Scan stages (stages that updated a `scan time` metric) with a task that failed on a GPU
+    /// out-of-memory error (`GpuSplitAndRetryOOM`, `GpuRetryOOM`, …): the reference's
+    /// `scanStagesWithGpuOom`.
     pub scan_stages_with_gpu_oom: i64,
-    /// The largest `data size` of a GpuColumnarExchange, bytes.
+    /// On YARN, failed `GpuShuffleExchangeExec` stages with a task whose executor's container was
+    /// killed (ExecutorLostFailure, exit status 137): `gpuShuffleStagesWithContainerOom`.
+    pub shuffle_stages_with_container_oom: i64,
+    /// The largest `data size` of a plan node named `*ColumnarExchange*`, bytes (its
+    /// sql_plan_metrics_for_application total).
     pub exchange_max_bytes: Option<i64>,
     /// Stages that read or wrote shuffle data and spilled (memory or disk).
     pub spilled_shuffle_stages: Vec<i64>,
@@ -150,8 +159,43 @@ fn missing_comment(key: &str) -> Option<String> {
             "'{key}' should be set to allow Spark to schedule GPU resources."
         )),
         "spark.rapids.sql.concurrentGpuTasks" => None,
+        "spark.kryo.registrator" => Some(format!(
+            "'{key}' should include GpuKryoRegistrator when using Kryo serialization."
+        )),
+        "spark.kryoserializer.buffer.max" => Some(format!(
+            "'{key}' setting the max buffer to prevent out-of-memory errors."
+        )),
         _ => Some(format!("'{key}' was not set.")),
     }
+}
+
+/// The tuning table's `updated` comment of a property whose value is changed, if it has one.
+fn updated_comment(key: &str) -> Option<String> {
+    match key {
+        "spark.kryo.registrator" => Some(format!(
+            "'{key}' GpuKryoRegistrator must be appended to the existing value when using Kryo serialization."
+        )),
+        "spark.kryoserializer.buffer.max" => Some(format!(
+            "'{key}' increasing the max buffer to prevent out-of-memory errors."
+        )),
+        _ => None,
+    }
+}
+
+/// Class names of a comma-separated list property, trimmed, without blanks and repeats, in
+/// order, with `class` appended when it is not there yet (`None`: nothing to add).
+fn with_class(value: Option<&str>, class: &str) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for n in value.unwrap_or("").split(',').map(str::trim) {
+        if !n.is_empty() && !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    if names.contains(&class) {
+        return None;
+    }
+    names.push(class);
+    Some(names.join(","))
 }
 
 const SHUFFLE_CLASSPATH: &str = "The RAPIDS Shuffle Manager requires spark.driver.extraClassPath\n\
@@ -317,12 +361,32 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     }
     t.set("spark.locality.wait", "0");
     t.set("spark.rapids.sql.enabled", "true");
-    if !t.get("spark.plugins").is_some_and(|v| v.contains(PLUGIN)) {
-        let v = match t.source("spark.plugins").filter(|v| !v.trim().is_empty()) {
-            Some(v) => format!("{v},{PLUGIN}"),
-            None => PLUGIN.into(),
-        };
+    if let Some(v) = with_class(t.get("spark.plugins").as_deref(), PLUGIN) {
         t.set("spark.plugins", &v);
+    }
+    // Kryo: the GPU registrator appended to the run's, and a buffer large enough for GPU batches
+    if t.get("spark.serializer")
+        .is_some_and(|v| v.contains("org.apache.spark.serializer.KryoSerializer"))
+    {
+        if let Some(v) = with_class(t.get("spark.kryo.registrator").as_deref(), KRYO_REGISTRATOR) {
+            t.set("spark.kryo.registrator", &v);
+        }
+        // (the run's value only: Spark's 64m default does not count as set)
+        let buffer_mib = t
+            .out
+            .get("spark.kryoserializer.buffer.max")
+            .cloned()
+            .flatten()
+            .or_else(|| t.source("spark.kryoserializer.buffer.max"))
+            .and_then(|v| parse_bytes(&v, true))
+            .map(|b| b >> 20)
+            .unwrap_or(0);
+        if buffer_mib < KRYO_BUFFER_MAX_MIB {
+            t.set(
+                "spark.kryoserializer.buffer.max",
+                &format!("{KRYO_BUFFER_MAX_MIB}m"),
+            );
+        }
     }
     // EMR: Transparent Huge Pages off
     for who in ["driver", "executor"] {
@@ -360,34 +424,39 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         )),
     }
     t.comment(SHUFFLE_CLASSPATH);
-    // file partitions from the largest file-scan task input
+    // file partitions from the largest file-scan task input; halved after GPU OOMs in scans
     let cur_mpb = t
         .get("spark.sql.files.maxPartitionBytes")
         .and_then(|v| parse_bytes(&v, false))
         .unwrap_or(512 << 20);
-    if let Some(f) = inp.tuner.file_scan_task_input_max.filter(|f| *f > 0) {
-        let x = f as f64 / 1048576.0;
-        let cur = cur_mpb as f64 / 1048576.0;
-        let mut new = if x < 128.0 {
-            Some((cur * 128.0 / x).min(4096.0))
-        } else if x > 256.0 {
-            Some(cur / (x / 256.0))
-        } else {
-            None
-        };
-        if inp.scan_stages_with_gpu_oom > 0
-            && let Some(s) = t
-                .source("spark.sql.files.maxPartitionBytes")
-                .and_then(|v| parse_bytes(&v, false))
-        {
-            new = Some((s as f64 / 1048576.0).min(cur / 2.0));
-        }
-        if let Some(mib) = new {
-            t.set(
-                "spark.sql.files.maxPartitionBytes",
-                &format_bytes((mib as i64) << 20),
-            );
-        }
+    let cur = (cur_mpb >> 20) as f64;
+    let x = inp.tuner.file_scan_task_input_max.unwrap_or(0).max(0) as f64 / 1048576.0;
+    // (no file-scan input: nothing computed, as the 26.08 jar does; its source mirror keeps the
+    // current value)
+    let mut new_mib = if x == 0.0 {
+        None
+    } else if x < 128.0 {
+        Some((cur * (128.0 / x)).min(4096.0) as i64)
+    } else if x > 256.0 {
+        Some((cur / (x / 256.0)).min(4096.0) as i64)
+    } else {
+        None
+    };
+    // (26.08: only where a file-scan input was measured)
+    if inp.scan_stages_with_gpu_oom > 0
+        && x > 0.0
+        && let Some(s) = t
+            .get("spark.sql.files.maxPartitionBytes")
+            .and_then(|v| parse_bytes(&v, false))
+    {
+        let halved = (s >> 20) / 2;
+        new_mib = Some(new_mib.map_or(halved, |n| n.min(halved)));
+    }
+    if let Some(mib) = new_mib.filter(|m| *m > 0) {
+        t.set(
+            "spark.sql.files.maxPartitionBytes",
+            &format_bytes(mib << 20),
+        );
     }
     // shuffle partitions
     let aqe = t.is_true("spark.sql.adaptive.enabled");
@@ -407,6 +476,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     .filter_map(|v| v.trim().parse::<i64>().ok())
     .max()
     .unwrap_or(200);
+    let base_parts = parts;
     let spilled = &inp.spilled_shuffle_stages;
     if !spilled.is_empty() {
         let skewed: Vec<i64> = spilled
@@ -430,9 +500,25 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             ));
         }
     }
-    if let Some(b) = inp.exchange_max_bytes {
-        let need = (b + BATCH_SIZE_BYTES - 1) / BATCH_SIZE_BYTES;
+    // YARN killed executors' containers in GPU shuffle stages: more, smaller partitions
+    if inp.shuffle_stages_with_container_oom > 0 {
+        parts = parts.max(base_parts * 2);
+        t.comment(
+            "Shuffle partitions should be increased since task OOM occurred in shuffle stages.",
+        );
+    }
+    // at least one GPU batch per partition of the largest GPU exchange (AQE coalescing only)
+    if coalescing && let Some(b) = inp.exchange_max_bytes {
+        let batch = t
+            .get("spark.rapids.sql.batchSizeBytes")
+            .and_then(|v| parse_bytes(&v, false))
+            .unwrap_or(BATCH_SIZE_BYTES)
+            .max(1);
+        let need = (b as f64 / batch as f64).ceil() as i64;
         if need > parts {
+            t.comment(format!(
+                "'{initial_key}' adjusted from {parts} to {need} based on ColumnarExchange data size ({b} bytes) and GPU batch size ({batch} bytes)"
+            ));
             parts = need;
         }
     }
@@ -578,6 +664,9 @@ fn finish(mut t: Tuner<'_>) -> Tuning {
                     }
                     Change::Added
                 } else {
+                    if let Some(c) = updated_comment(&key) {
+                        t.comments.insert(c);
+                    }
                     Change::Changed
                 };
                 properties.push(Recommended {
@@ -766,7 +855,11 @@ pub async fn prepare(ctx: &SessionContext) -> Result<()> {
     aether_engine::views::register_views_materialized(
         ctx,
         &Default::default(),
-        &["stage_jobs", "profile_shuffle_skew_check"],
+        &[
+            "stage_jobs",
+            "profile_shuffle_skew_check",
+            "profile_sql_plan_metrics_for_application",
+        ],
     )
     .await?;
     Ok(())
@@ -845,6 +938,59 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
     .await?
     {
         all.entry(app).or_default().gc_ratio = f64_of(rows.first().and_then(|r| r.get("r")));
+    }
+    // scan stages with a task that failed on a GPU OOM (the RAPIDS retry framework's errors)
+    for (app, rows) in rows_by_app(
+        ctx,
+        "WITH scans AS (SELECT DISTINCT app_id, unnest(update_stage_ids) AS stage_id
+                        FROM sql_metrics WHERE name = 'scan time')
+         SELECT t.app_id, COUNT(DISTINCT t.stage_id) AS n
+         FROM tasks t JOIN scans s ON s.app_id = t.app_id AND s.stage_id = t.stage_id
+         WHERE t.status <> 'success'
+           AND (strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'GpuSplitAndRetryOOM') > 0
+             OR strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'GpuRetryOOM') > 0
+             OR strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'jni.GpuOOM') > 0
+             OR strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'jni.SplitAndRetryOOM') > 0
+             OR strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'jni.RetryOOM') > 0)
+         GROUP BY t.app_id",
+    )
+    .await?
+    {
+        all.entry(app).or_default().scan_stages_with_gpu_oom =
+            rows.first().and_then(|r| i(r.get("n"))).unwrap_or(0);
+    }
+    // YARN: failed GPU shuffle stages whose tasks lost their executor to a container kill
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT t.app_id, COUNT(DISTINCT t.stage_id) AS n
+         FROM tasks t
+         JOIN (SELECT DISTINCT app_id, stage_id FROM stages
+               WHERE status = 'failed' AND strpos(name, 'GpuShuffleExchangeExec') > 0) s
+           ON s.app_id = t.app_id AND s.stage_id = t.stage_id
+         JOIN properties p ON p.app_id = t.app_id AND p.category = 'spark'
+                          AND p.key = 'spark.master' AND p.value LIKE 'yarn%'
+         WHERE t.status <> 'success'
+           AND strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'ExecutorLostFailure') > 0
+           AND strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'Exit status: 137') > 0
+         GROUP BY t.app_id",
+    )
+    .await?
+    {
+        all.entry(app)
+            .or_default()
+            .shuffle_stages_with_container_oom =
+            rows.first().and_then(|r| i(r.get("n"))).unwrap_or(0);
+    }
+    // the largest data size of a GPU columnar exchange
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT app_id, MAX(total) AS b FROM profile_sql_plan_metrics_for_application
+         WHERE strpos(\"nodeName\", 'ColumnarExchange') > 0 AND name = 'data size'
+         GROUP BY app_id",
+    )
+    .await?
+    {
+        all.entry(app).or_default().exchange_max_bytes = rows.first().and_then(|r| i(r.get("b")));
     }
     // stages that read or wrote shuffle data and spilled (memory or disk)
     for (app, rows) in rows_by_app(

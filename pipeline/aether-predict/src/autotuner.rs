@@ -217,24 +217,26 @@ pub(crate) fn read_threads(cores: i64) -> i64 {
     }
 }
 
-/// The executor memory taken by off-heap (when enabled) and PySpark memory, MiB, with `get`
-/// giving each property's value.
-pub(crate) fn offheap_and_pyspark_mib(get: impl Fn(&str) -> Option<String>) -> i64 {
-    let offheap = if get("spark.memory.offHeap.enabled")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
+/// Spark's off-heap memory (when enabled), MiB, with `get` giving each property's value.
+pub(crate) fn offheap_mib(get: impl Fn(&str) -> Option<String>) -> i64 {
+    if get("spark.memory.offHeap.enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
         get("spark.memory.offHeap.size")
             .and_then(|v| parse_bytes(&v, false))
             .unwrap_or(0)
             >> 20
     } else {
         0
-    };
+    }
+}
+
+/// The executor memory taken by off-heap (when enabled) and PySpark memory, MiB, with `get`
+/// giving each property's value.
+pub(crate) fn offheap_and_pyspark_mib(get: impl Fn(&str) -> Option<String>) -> i64 {
     let pyspark = get("spark.executor.pyspark.memory")
         .and_then(|v| parse_bytes(&v, true))
         .unwrap_or(0)
         >> 20;
-    offheap + pyspark
+    offheap_mib(get) + pyspark
 }
 
 /// The cores and executors of the CPU run as the AutoTuner counts them: `spark.executor.cores`

@@ -15,8 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::autotuner::{
-    ConfType, TunerInputs, format_bytes, normalize, offheap_and_pyspark_mib, parse_bytes,
-    read_threads, shuffle_threads, version_at_least,
+    ConfType, TunerInputs, format_bytes, normalize, offheap_and_pyspark_mib, offheap_mib,
+    parse_bytes, read_threads, shuffle_threads, version_at_least,
 };
 use crate::rows::{i, rows_by_app};
 
@@ -65,8 +65,13 @@ pub struct ProfileInputs {
     pub spark_version: String,
     /// Versions of the RAPIDS plugin jars on the classpath (`rapids-4-spark_2.12-25.02.0…jar`).
     pub plugin_versions: Vec<String>,
-    /// Mean over SQLs of JVM GC time / executor CPU time.
+    /// Mean over SQLs of JVM GC time / executor CPU time (infinite when a SQL collected garbage
+    /// without CPU time, NaN when one had neither, as the reference's division gives).
     pub gc_ratio: Option<f64>,
+    /// The JVM's `file.encoding` system property.
+    pub file_encoding: Option<String>,
+    /// Delta Lake jars on the classpath (`…/io.delta_delta-core_2.12-2.4.0.jar`).
+    pub delta_jars: Vec<String>,
     /// Scan stages (stages that updated a `scan time` metric) with a task that failed on a GPU
     /// out-of-memory error (`GpuSplitAndRetryOOM`, `GpuRetryOOM`, …): the reference's
     /// `scanStagesWithGpuOom`.
@@ -165,6 +170,9 @@ fn missing_comment(key: &str) -> Option<String> {
         "spark.kryoserializer.buffer.max" => Some(format!(
             "'{key}' setting the max buffer to prevent out-of-memory errors."
         )),
+        "spark.sql.cache.serializer" => Some(format!(
+            "'{key}' enables GPU processing of Spark SQL cached batches."
+        )),
         _ => Some(format!("'{key}' was not set.")),
     }
 }
@@ -177,6 +185,9 @@ fn updated_comment(key: &str) -> Option<String> {
         )),
         "spark.kryoserializer.buffer.max" => Some(format!(
             "'{key}' increasing the max buffer to prevent out-of-memory errors."
+        )),
+        "spark.sql.cache.serializer" => Some(format!(
+            "'{key}' replacing Spark's default cache serializer enables GPU processing of cached batches."
         )),
         _ => None,
     }
@@ -217,6 +228,8 @@ struct Tuner<'a> {
     /// Recommended values (`None`: remove).
     out: BTreeMap<String, Option<String>>,
     comments: BTreeSet<String>,
+    /// Unresolved properties that get no `was not set.` comment (their own comment says why).
+    silent_unresolved: BTreeSet<String>,
 }
 
 impl Tuner<'_> {
@@ -253,9 +266,6 @@ impl Tuner<'_> {
     fn comment(&mut self, c: impl Into<String>) {
         self.comments.insert(c.into());
     }
-    fn int(&self, key: &str) -> Option<i64> {
-        self.get(key).and_then(|v| v.trim().parse().ok())
-    }
     fn is_true(&self, key: &str) -> bool {
         self.get(key)
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
@@ -285,10 +295,11 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         inp,
         out: BTreeMap::new(),
         comments: BTreeSet::new(),
+        silent_unresolved: BTreeSet::new(),
     };
     let cores = w.cores / w.gpus.max(1);
     let master = t.source("spark.master").unwrap_or_default();
-    let yarn_or_k8s = master.starts_with("yarn") || master.starts_with("k8s");
+    let yarn_or_k8s = master.contains("yarn") || master.contains("k8s");
     let src = crate::autotuner::source_cores_and_executors(&inp.tuner);
 
     // the cluster: one GPU per executor, the run's executor count kept (EMR is a CSP)
@@ -296,39 +307,63 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     if let Some((_, execs)) = src {
         t.set("spark.executor.instances", &execs.to_string());
     }
-    // memory, MiB
-    let heap = (w.memory_mib / w.gpus.max(1)).min(2048 * cores);
+    // memory, MiB: heap 2g a core; then the JVM overhead, a 2g pinned pool and 2g of spill
+    // space must fit in what is left beside off-heap and PySpark memory
+    let heap = (w.memory_mib / w.gpus.max(1))
+        .min(2048 * cores)
+        .max(2048 * cores);
     let usable = (w.memory_mib as f64 * (1.0 - w.reserved_fraction)) as i64 / w.gpus.max(1);
-    let left = usable - heap - offheap_and_pyspark_mib(|k| t.get(k));
+    let offheap = offheap_mib(|k| t.get(k));
+    let pyspark = offheap_and_pyspark_mib(|k| t.get(k)) - offheap;
+    let left = usable - heap - offheap - pyspark;
     let jvm_overhead = heap / 10;
-    let pinned = 8192.min((left - jvm_overhead) / 2);
-    if pinned > 0 {
-        t.set("spark.executor.memory", &format!("{heap}m"));
+    let min_overhead = jvm_overhead + 2048 + 2048;
+    if left >= min_overhead {
+        let pinned = 8192.min((left - jvm_overhead) / 2);
         t.set("spark.rapids.memory.pinnedPool.size", &format!("{pinned}m"));
         if yarn_or_k8s {
             let overhead = (jvm_overhead + 2 * pinned).max(left);
             t.set("spark.executor.memoryOverhead", &format!("{overhead}m"));
         }
+        t.set("spark.executor.memory", &format!("{heap}m"));
+        if offheap > 0 {
+            t.set("spark.memory.offHeap.size", &format!("{offheap}m"));
+            t.set("spark.memory.offHeap.enabled", "true");
+        }
     } else {
-        for k in [
-            "spark.executor.memory",
-            "spark.rapids.memory.pinnedPool.size",
-            "spark.executor.memoryOverhead",
-        ] {
+        let need =
+            ((heap + min_overhead + offheap + pyspark) as f64 / (1.0 - w.reserved_fraction)) as i64;
+        t.comment(format!(
+            "This node/worker configuration is not ideal for using the cuDF plugin\n\
+             because it doesn't have enough memory for the executors.\n\
+             We recommend either using nodes with more memory or reducing 'spark.memory.offHeap.size',\n\
+             as off-heap memory is unused by the cuDF plugin, unless explicitly required by\n\
+             the application. Need at least {need} MB memory per executor."
+        ));
+        let mut keys = vec!["spark.rapids.memory.pinnedPool.size"];
+        if yarn_or_k8s {
+            keys.push("spark.executor.memoryOverhead");
+        }
+        keys.push("spark.executor.memory");
+        for k in keys {
+            t.comment(format!(
+                "Not enough memory to set '{k}'. See comments for more details."
+            ));
             t.set(k, FILL_IN);
+            t.silent_unresolved.insert(k.to_string());
         }
     }
+    // (the reference reads the amount as a whole number: "0.0" is not zero to it)
     if t.get("spark.executor.resource.gpu.amount")
-        .is_none_or(|v| v.trim().parse::<f64>().is_ok_and(|x| x == 0.0))
+        .is_none_or(|v| v.trim().is_empty() || v.trim().parse::<i64>() == Ok(0))
     {
         t.set("spark.executor.resource.gpu.amount", "1");
     }
     t.set("spark.task.resource.gpu.amount", "0.001");
-    // the plugin tunes its concurrency itself from 25.06
-    let new_plugin = inp
-        .plugin_versions
-        .iter()
-        .any(|v| version_at_least(v, &[25, 6, 0]));
+    // the plugin tunes its concurrency itself from 25.06 (one plugin version on the classpath;
+    // without footprint evidence nothing is recommended, as no log aether reads has it)
+    let new_plugin =
+        matches!(inp.plugin_versions.as_slice(), [v] if version_at_least(v, &[25, 6, 0]));
     if !new_plugin {
         t.set(
             "spark.rapids.sql.concurrentGpuTasks",
@@ -364,6 +399,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     if let Some(v) = with_class(t.get("spark.plugins").as_deref(), PLUGIN) {
         t.set("spark.plugins", &v);
     }
+    cache_serializer(&mut t);
     // Kryo: the GPU registrator appended to the run's, and a buffer large enough for GPU batches
     if t.get("spark.serializer")
         .is_some_and(|v| v.contains("org.apache.spark.serializer.KryoSerializer"))
@@ -490,14 +526,11 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
                 "Shuffle partitions should be increased since spilling occurred in shuffle stages.",
             );
         } else {
-            t.comment(format!(
-                "Shuffle skew exists (when task's Shuffle Read Size > 3 * Avg Stage-level size) in stages with IDs {}. Spilling occurred during shuffle because of skew. Please try to investigate the skew first.",
-                skewed
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            t.comment(
+                "Shuffle skew exists (when task's Shuffle Read Size > 3 * Avg Stage-level size) in\n\
+                 stages with spilling. Increasing shuffle partitions is not recommended in this\n\
+                 case since keys will still hash to the same task.",
+            );
         }
     }
     // YARN killed executors' containers in GPU shuffle stages: more, smaller partitions
@@ -540,7 +573,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     } else if t
         .source("spark.sql.adaptive.coalescePartitions.minPartitionNum")
         .is_none()
-        && let Some((c, e)) = src
+        && let Some((c, e)) = inp.tuner.cluster.filter(|(_, e)| *e > 0)
     {
         t.set(
             "spark.sql.adaptive.coalescePartitions.minPartitionNum",
@@ -562,12 +595,13 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             "false",
         );
     }
+    // (a value that is not a size, e.g. -1 for no broadcasts, is left alone)
     match t
         .source("spark.sql.adaptive.autoBroadcastJoinThreshold")
-        .and_then(|v| parse_bytes(&v, false))
+        .map(|v| parse_bytes(&v, false))
     {
         None => t.set("spark.sql.adaptive.autoBroadcastJoinThreshold", FILL_IN),
-        Some(b) if b > 100 << 20 => t.comment(
+        Some(Some(b)) if b > 100 << 20 => t.comment(
             "Setting 'spark.sql.adaptive.autoBroadcastJoinThreshold' > 100m could lead to performance\n\
              regression. Should be set to a lower number.",
         ),
@@ -579,32 +613,10 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         "spark.dynamicAllocation.minExecutors",
         "spark.dynamicAllocation.maxExecutors",
     ];
-    if t.source("spark.dynamicAllocation.enabled")
+    if t.get("spark.dynamicAllocation.enabled")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
     {
-        let src_cores = src.map(|(c, _)| c).unwrap_or(cores);
-        let scale = |v: i64| ((v * src_cores) / cores).max(1);
-        let min = t.int(dyn_keys[1]).map(scale).unwrap_or(0);
-        let max = t.int(dyn_keys[2]).map(scale);
-        let instances = t.int("spark.executor.instances").unwrap_or(0);
-        let init = t
-            .int(dyn_keys[0])
-            .map(scale)
-            .unwrap_or(0)
-            .max(instances)
-            .max(min);
-        let init = max.map(|m| init.min(m)).unwrap_or(init);
-        for (k, v) in [
-            (dyn_keys[0], Some(init)),
-            (dyn_keys[1], Some(min)),
-            (dyn_keys[2], max),
-        ] {
-            if let Some(v) = v
-                && t.source(k).is_some()
-            {
-                t.set(k, &v.to_string());
-            }
-        }
+        dynamic_allocation(&mut t, cores);
     } else {
         for k in dyn_keys {
             if t.source(k).is_some() {
@@ -612,6 +624,15 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             }
         }
     }
+    // the JVM's charset
+    if let Some(enc) = &inp.file_encoding
+        && !matches!(enc.trim().to_ascii_lowercase().as_str(), "utf-8" | "utf8")
+    {
+        t.comment(
+            "file.encoding should be [UTF-8] because GPU only supports the charset when using some expressions.",
+        );
+    }
+    delta_lake(&mut t);
     // JVM GC
     if inp.gc_ratio.is_some_and(|r| r > 0.3) {
         t.comment(
@@ -619,6 +640,179 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     finish(t)
+}
+
+/// Dynamic allocation on: the run's initial/min/max executors scaled by the ratio of its
+/// executor cores (`spark.executor.cores`, else 1) to the GPU executor's, the executor count
+/// following the initial one, then min <= initial <= max restored; each with the reference's
+/// comment.
+fn dynamic_allocation(t: &mut Tuner<'_>, cores: i64) {
+    const INITIAL: &str = "spark.dynamicAllocation.initialExecutors";
+    const MIN: &str = "spark.dynamicAllocation.minExecutors";
+    const MAX: &str = "spark.dynamicAllocation.maxExecutors";
+    const INSTANCES: &str = "spark.executor.instances";
+    let src_int = |t: &Tuner<'_>, k: &str| t.source(k).and_then(|v| v.trim().parse::<i64>().ok());
+    let src_cores = src_int(t, "spark.executor.cores").unwrap_or(1);
+    if src_cores <= 0 || cores <= 0 {
+        return;
+    }
+    let ratio = src_cores as f64 / cores as f64;
+    let scaled =
+        |t: &Tuner<'_>, k: &str| src_int(t, k).map(|v| ((v as f64 * ratio).floor() as i64).max(1));
+    // a recommended value (not the run's)
+    let rec = |t: &Tuner<'_>, k: &str| {
+        t.out
+            .get(k)
+            .cloned()
+            .flatten()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+    };
+    let mut tuned: Vec<&str> = Vec::new();
+    let changed =
+        |t: &Tuner<'_>, k: &str, v: i64| src_int(t, k).filter(|s| *s > 0).is_some_and(|s| s != v);
+    if let Some(v) = scaled(t, INITIAL) {
+        let running = [INSTANCES, INITIAL, MIN]
+            .iter()
+            .filter_map(|k| rec(t, k))
+            .max();
+        let value = match running {
+            Some(r) if r > v => r,
+            _ => {
+                if changed(t, INITIAL, v) {
+                    tuned.push(INITIAL);
+                }
+                v
+            }
+        };
+        t.set(INITIAL, &value.to_string());
+        t.set(INSTANCES, &value.to_string());
+    }
+    for k in [MIN, MAX] {
+        if let Some(v) = scaled(t, k) {
+            if changed(t, k, v) {
+                tuned.push(k);
+            }
+            t.set(k, &v.to_string());
+        }
+    }
+    let mut fixed: Vec<String> = Vec::new();
+    if let (Some(initial), Some(max)) = (rec(t, INITIAL), rec(t, MAX))
+        && initial > max
+    {
+        t.set(INITIAL, &max.to_string());
+        t.set(INSTANCES, &max.to_string());
+        fixed.push(format!("'{INITIAL}' adjusted from {initial} to {max}"));
+        fixed.push(format!("'{INSTANCES}' adjusted from {initial} to {max}"));
+    }
+    if let (Some(min), Some(max)) = (rec(t, MIN), rec(t, MAX))
+        && min > max
+    {
+        t.set(MIN, &max.to_string());
+        fixed.push(format!("'{MIN}' adjusted from {min} to {max}"));
+    }
+    if let (Some(min), Some(initial)) = (rec(t, MIN), rec(t, INITIAL))
+        && min > initial
+    {
+        t.set(INITIAL, &min.to_string());
+        t.set(INSTANCES, &min.to_string());
+        fixed.push(format!("'{INITIAL}' adjusted from {initial} to {min}"));
+        fixed.push(format!("'{INSTANCES}' adjusted from {initial} to {min}"));
+    }
+    if !fixed.is_empty() {
+        t.comment(format!(
+            "Adjusted dynamic allocation properties to enforce\nminExecutors <= initialExecutors <= maxExecutors:\n{}.",
+            fixed.join("; ")
+        ));
+    }
+    if !tuned.is_empty() {
+        t.comment(format!(
+            "Tuned dynamic allocation properties ({})\nbased on cores ratio (source: {src_cores} cores, target: {cores} cores).",
+            tuned.join(", ")
+        ));
+    }
+}
+
+/// The Delta Lake version a jar name carries (`…/io.delta_delta-core_2.12-2.4.0.jar` → 2.4.0),
+/// as the reference's `.*io\.delta_delta-[\w.-]+-(\d+\.\d+\.\d+)\.jar` reads it.
+fn delta_version_of(jar: &str) -> Option<String> {
+    let (_, rest) = jar.split_once("io.delta_delta-")?;
+    let rest = rest.strip_suffix(".jar")?;
+    let (name, version) = rest.rsplit_once('-')?;
+    let parts: Vec<&str> = version.split('.').collect();
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '-')
+        && parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    ok.then(|| version.to_string())
+}
+
+/// Plans that read a cached table: the GPU's Parquet cache serializer, unless the run chose its
+/// own or turned GPU cache scans off.
+fn cache_serializer(t: &mut Tuner<'_>) {
+    const KEY: &str = "spark.sql.cache.serializer";
+    const GPU: &str = "com.nvidia.spark.ParquetCachedBatchSerializer";
+    const DEFAULT: &str = "org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer";
+    const SCAN: &str = "spark.rapids.sql.exec.InMemoryTableScanExec";
+    if !t.inp.tuner.cache_evidence {
+        return;
+    }
+    if t.get(SCAN)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+    {
+        t.comment(format!(
+            "'{KEY}' is not recommended because '{SCAN}' is disabled, so GPU cache scans remain disabled."
+        ));
+        return;
+    }
+    // (the run's value or one recommended, not Spark's default)
+    let current = t.out.get(KEY).cloned().flatten().or_else(|| t.source(KEY));
+    match current.as_deref() {
+        Some(GPU) => {}
+        Some(c) if c != DEFAULT => t.comment(format!(
+            "'{KEY}' uses custom cache serializer '{c}'; preserving it. '{GPU}' is required for GPU InMemoryTableScan."
+        )),
+        _ => t.set(KEY, GPU),
+    }
+    let v = &t.inp.spark_version;
+    if version_at_least(v, &[3, 5, 0]) && !version_at_least(v, &[3, 5, 2]) {
+        t.comment(format!(
+            "'{KEY}' remains compatible, but Spark 3.5.0 and 3.5.1 disable GPU InMemoryTableScan under AQE, so cached scans may remain on the CPU."
+        ));
+    }
+}
+
+/// A Delta Lake session (its extension or catalog): the reference's Delta Lake OSS rules.
+fn delta_lake(t: &mut Tuner<'_>) {
+    let on = t
+        .source("spark.sql.extensions")
+        .is_some_and(|v| v.contains("DeltaSparkSessionExtension"))
+        || t.source("spark.sql.catalog.spark_catalog")
+            .is_some_and(|v| v.contains("DeltaCatalog"));
+    if !on {
+        return;
+    }
+    match t.inp.delta_jars.iter().find_map(|j| delta_version_of(j)) {
+        Some(v) if version_at_least(&v, &[3, 3, 0]) => {}
+        Some(v) => t.comment(format!(
+            "Delta Lake version is {v}. It is recommended to upgrade to Delta Lake version 3.3.0 or above for better compatibility with the cuDF plugin."
+        )),
+        None => t.comment(
+            "Delta Lake version could not be determined. It is recommended to use Delta Lake version 3.3.0 or above for better compatibility with the cuDF plugin.",
+        ),
+    }
+    let key = "spark.rapids.sql.format.delta.write.enabled";
+    if t.get(key)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+    {
+        t.set(key, "true");
+    }
+    t.comment(format!(
+        "'{key}' controls whether the writing of Delta Lake tables is accelerated by the cuDF plugin. Default is 'true'."
+    ));
 }
 
 /// The properties that differ from the run (with their comments), sorted.
@@ -644,7 +838,7 @@ fn finish(mut t: Tuner<'_>) -> Tuning {
             }
             Some(v) => {
                 if v == FILL_IN {
-                    if source.is_none() {
+                    if source.is_none() && !t.silent_unresolved.contains(&key) {
                         t.comments.insert(format!("'{key}' was not set."));
                     }
                     properties.push(Recommended {
@@ -781,13 +975,6 @@ pub fn render_conf(app_id: &str, w: &Worker, t: &Tuning) -> String {
         }
     }
     s
-}
-
-fn f64_of(v: Option<&Value>) -> Option<f64> {
-    v.and_then(|v| {
-        v.as_f64()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-    })
 }
 
 /// The reference profiler's per-app tables aether writes the same: (table, view); each view
@@ -928,16 +1115,44 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
     // mean over SQLs of GC time / CPU time (the reference's sql_level_aggregated_task_metrics)
     for (app, rows) in rows_by_app(
         ctx,
-        "WITH s AS (SELECT DISTINCT app_id, sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL),
-              q AS (SELECT s.app_id, s.sql_id, SUM(t.jvm_gc_time_ms) AS gc,
-                           SUM(t.executor_cpu_time_ns / 1000000) AS cpu
-                    FROM s JOIN tasks t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
-                    GROUP BY s.app_id, s.sql_id)
-         SELECT app_id, AVG(CAST(gc AS DOUBLE) / cpu) AS r FROM q WHERE cpu > 0 GROUP BY app_id",
+        "WITH s AS (SELECT DISTINCT app_id, sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL)
+         SELECT s.app_id, s.sql_id, SUM(t.jvm_gc_time_ms) AS gc,
+                SUM(t.executor_cpu_time_ns / 1000000) AS cpu
+         FROM s JOIN tasks t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
+         GROUP BY s.app_id, s.sql_id",
     )
     .await?
     {
-        all.entry(app).or_default().gc_ratio = f64_of(rows.first().and_then(|r| r.get("r")));
+        let fractions: Vec<f64> = rows
+            .iter()
+            .map(|r| {
+                let gc = i(r.get("gc")).unwrap_or(0) as f64;
+                gc / i(r.get("cpu")).unwrap_or(0) as f64
+            })
+            .collect();
+        if !fractions.is_empty() {
+            all.entry(app).or_default().gc_ratio =
+                Some(fractions.iter().sum::<f64>() / fractions.len() as f64);
+        }
+    }
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT app_id, key, value FROM properties
+         WHERE (category = 'system' AND key = 'file.encoding')
+            OR (category = 'classpath' AND key LIKE '%io.delta_delta-%')
+         ORDER BY key",
+    )
+    .await?
+    {
+        let p = all.entry(app).or_default();
+        for r in rows {
+            let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            if s("key") == "file.encoding" {
+                p.file_encoding = Some(s("value"));
+            } else {
+                p.delta_jars.push(s("key"));
+            }
+        }
     }
     // scan stages with a task that failed on a GPU OOM (the RAPIDS retry framework's errors)
     for (app, rows) in rows_by_app(

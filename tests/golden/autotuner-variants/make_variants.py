@@ -108,6 +108,108 @@ def fail_stage(events, stage, reason):
             e["Stage Info"]["Failure Reason"] = reason
 
 
+ACCUM = {
+    ("JVM GC Time",): "internal.metrics.jvmGCTime",
+    ("Executor CPU Time",): "internal.metrics.executorCpuTime",
+    ("Memory Bytes Spilled",): "internal.metrics.memoryBytesSpilled",
+    ("Disk Bytes Spilled",): "internal.metrics.diskBytesSpilled",
+    ("Input Metrics", "Bytes Read"): "internal.metrics.input.bytesRead",
+    ("Shuffle Read Metrics", "Local Bytes Read"): "internal.metrics.shuffle.read.localBytesRead",
+    ("Shuffle Read Metrics", "Remote Bytes Read"): "internal.metrics.shuffle.read.remoteBytesRead",
+}
+
+
+def task_metric(events, stage, path, value, task=None):
+    """Set a task metric of the tasks of `stage` (or of one task), in its Task Metrics and in
+    the matching internal.metrics accumulable."""
+    for e in events:
+        if e["Event"] != "SparkListenerTaskEnd" or e["Stage ID"] != stage:
+            continue
+        if task is not None and e["Task Info"]["Task ID"] != task:
+            continue
+        m = e["Task Metrics"]
+        for k in path[:-1]:
+            m = m[k]
+        m[path[-1]] = value
+        for a in e["Task Info"].get("Accumulables", []):
+            if a.get("Name") == ACCUM.get(path):
+                a["Update"] = value
+                a["Value"] = value
+
+
+def clone_tasks(events, stage, n, first_id):
+    """Add n copies of the first task of `stage` (new task ids and indexes)."""
+    for i, e in enumerate(events):
+        if e["Event"] == "SparkListenerTaskEnd" and e["Stage ID"] == stage:
+            out = []
+            for k in range(n):
+                end = copy.deepcopy(e)
+                end["Task Info"]["Task ID"] = first_id + k
+                end["Task Info"]["Index"] = e["Task Info"]["Index"] + 1 + k
+                start = {
+                    "Event": "SparkListenerTaskStart",
+                    "Stage ID": stage,
+                    "Stage Attempt ID": e["Stage Attempt ID"],
+                    "Task Info": dict(end["Task Info"], **{"Finish Time": 0}),
+                }
+                out += [start, end]
+            events[i + 1 : i + 1] = out
+            return list(range(first_id, first_id + n))
+    raise SystemExit(f"no task of stage {stage} in the base log")
+
+
+def spark_version(events, v):
+    for e in events:
+        if e["Event"] == "SparkListenerLogStart":
+            e["Spark Version"] = v
+
+
+def classpath(events, jar):
+    for e in events:
+        if e["Event"] == "SparkListenerEnvironmentUpdate":
+            e["Classpath Entries"][jar] = "System Classpath"
+
+
+def rename_jars(events, old, new):
+    """Rename the plugin jar everywhere it is named (properties, classpath)."""
+    for e in events:
+        if e["Event"] == "SparkListenerEnvironmentUpdate":
+            for sec in ("Spark Properties", "Classpath Entries"):
+                e[sec] = {k.replace(old, new): v.replace(old, new) for k, v in e[sec].items()}
+
+
+def system_prop(events, k, v):
+    for e in events:
+        if e["Event"] == "SparkListenerEnvironmentUpdate":
+            e["System Properties"][k] = v
+
+
+def skewed_spill(ev):
+    ids = clone_tasks(ev, 7, 4, 910)
+    for t in ids:
+        task_metric(ev, 7, ("Shuffle Read Metrics", "Local Bytes Read"), 1 << 20, task=t)
+    task_metric(ev, 7, ("Shuffle Read Metrics", "Local Bytes Read"), 300 << 20, task=7)
+    task_metric(ev, 7, ("Memory Bytes Spilled",), 1 << 30, task=7)
+
+
+def add_cache_scan(events, sql=2):
+    """Give SQL `sql`'s plan a cached-table scan (an InMemoryTableScan leaf under its root)."""
+    for e in events:
+        if e["Event"].endswith("SQLExecutionStart") and e["executionId"] == sql:
+            e["sparkPlanInfo"]["children"].append(
+                {
+                    "nodeName": "InMemoryTableScan",
+                    "simpleString": "InMemoryTableScan [value#0]",
+                    "children": [],
+                    "metadata": {},
+                    "metrics": [],
+                }
+            )
+            return
+    raise SystemExit(f"no SQL {sql} in the base log")
+
+
+
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 # name -> (app id suffix, what the variant is for, edit)
@@ -192,6 +294,225 @@ VARIANTS = {
                 900,
             ),
         ),
+    ),
+    "dynalloc": (
+        "09",
+        "dynamic allocation on, 4-core executors, initial 2 / min 1 / max 8: scaled by the cores ratio",
+        lambda ev: props(
+            ev,
+            {
+                "spark.dynamicAllocation.enabled": "true",
+                "spark.executor.cores": "4",
+                "spark.dynamicAllocation.initialExecutors": "2",
+                "spark.dynamicAllocation.minExecutors": "1",
+                "spark.dynamicAllocation.maxExecutors": "8",
+            },
+        ),
+    ),
+    "dynalloc-invariants": (
+        "10",
+        "dynamic allocation with 32-core executors and min > max: min/initial pulled under max",
+        lambda ev: props(
+            ev,
+            {
+                "spark.dynamicAllocation.enabled": "true",
+                "spark.executor.cores": "32",
+                "spark.dynamicAllocation.minExecutors": "10",
+                "spark.dynamicAllocation.maxExecutors": "4",
+            },
+        ),
+    ),
+    "dynalloc-off": (
+        "11",
+        "dynamic allocation off with min/max set: removed",
+        lambda ev: props(
+            ev,
+            {
+                "spark.dynamicAllocation.enabled": "false",
+                "spark.dynamicAllocation.minExecutors": "2",
+                "spark.dynamicAllocation.maxExecutors": "20",
+            },
+        ),
+    ),
+    "offheap-low-memory": (
+        "12",
+        "8g off-heap on a g6.4xlarge: not enough memory left for the executor",
+        lambda ev: props(
+            ev, {"spark.memory.offHeap.enabled": "true", "spark.memory.offHeap.size": "8g"}
+        ),
+    ),
+    "offheap-low-memory-yarn": (
+        "13",
+        "the same on YARN (memoryOverhead unresolved too)",
+        lambda ev: props(
+            ev,
+            {
+                "spark.master": "yarn",
+                "spark.memory.offHeap.enabled": "true",
+                "spark.memory.offHeap.size": "8g",
+            },
+        ),
+    ),
+    "offheap-some": (
+        "14",
+        "2g off-heap: memory still fits, pinned pool smaller",
+        lambda ev: props(
+            ev, {"spark.memory.offHeap.enabled": "true", "spark.memory.offHeap.size": "2g"}
+        ),
+    ),
+    "file-encoding": (
+        "15",
+        "JVM file.encoding ISO-8859-1: the UTF-8 comment",
+        lambda ev: system_prop(ev, "file.encoding", "ISO-8859-1"),
+    ),
+    "delta-old": (
+        "16",
+        "Delta Lake session extension with delta-core 2.4.0 on the classpath: upgrade comment",
+        lambda ev: (
+            props(
+                ev,
+                {
+                    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension,com.nvidia.spark.rapids.SQLExecPlugin",
+                },
+            ),
+            classpath(ev, "/home/user2/.ivy2/jars/io.delta_delta-core_2.12-2.4.0.jar"),
+        ),
+    ),
+    "delta-write-off": (
+        "17",
+        "Delta catalog, no delta jar, GPU delta writes disabled",
+        lambda ev: props(
+            ev,
+            {
+                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+                "spark.rapids.sql.format.delta.write.enabled": "false",
+            },
+        ),
+    ),
+    "delta-new": (
+        "18",
+        "Delta Lake 3.3.0 (delta-spark jar): no upgrade comment",
+        lambda ev: (
+            props(ev, {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension"}),
+            classpath(ev, "/opt/jars/io.delta_delta-spark_2.12-3.3.0.jar"),
+        ),
+    ),
+    "gc-heavy": (
+        "19",
+        "JVM GC time 60% of executor CPU time in every task: the GC comment",
+        lambda ev: [
+            task_metric(ev, s, ("JVM GC Time",), 600000)
+            for s in range(10)
+        ],
+    ),
+    "gc-no-cpu": (
+        "20",
+        "GC time with zero executor CPU time in one SQL's stages",
+        lambda ev: (
+            task_metric(ev, 6, ("Executor CPU Time",), 0),
+            task_metric(ev, 7, ("Executor CPU Time",), 0),
+            task_metric(ev, 6, ("JVM GC Time",), 5),
+        ),
+    ),
+    "shuffle-spill": (
+        "21",
+        "1 GiB memory spill in a shuffle-read stage: shuffle partitions doubled",
+        lambda ev: task_metric(ev, 7, ("Memory Bytes Spilled",), 1 << 30),
+    ),
+    "shuffle-skew-spill": (
+        "22",
+        "one reducer of stage 7 reads 300 MiB (4 others 1 MiB) and spills: the skew comment",
+        skewed_spill,
+    ),
+    "aqe-off": (
+        "23",
+        "spark.sql.adaptive.enabled=false: the AQE comment, no AQE partition keys",
+        lambda ev: props(ev, {"spark.sql.adaptive.enabled": "false"}),
+    ),
+    "spark-3.5.1": (
+        "24",
+        "Spark 3.5.1: the RAPIDS Shuffle Manager for spark351, minPartitionSize",
+        lambda ev: spark_version(ev, "3.5.1"),
+    ),
+    "plugin-25.08": (
+        "25",
+        "RAPIDS plugin 25.08.0 jar: concurrentGpuTasks left to the plugin",
+        lambda ev: rename_jars(ev, "rapids-4-spark_2.12-0.6.0-SNAPSHOT", "rapids-4-spark_2.12-25.08.0"),
+    ),
+    "plugin-two-versions": (
+        "26",
+        "two plugin jars (25.08.0 and 24.12.0) on the classpath",
+        lambda ev: (
+            rename_jars(ev, "rapids-4-spark_2.12-0.6.0-SNAPSHOT", "rapids-4-spark_2.12-25.08.0"),
+            classpath(ev, "/opt/old/rapids-4-spark_2.12-24.12.0.jar"),
+        ),
+    ),
+    "big-input": (
+        "27",
+        "a 1 GiB scan task and 10 MiB of shuffle read: maxPartitionBytes lowered, AQE parallelismFirst off",
+        lambda ev: (
+            task_metric(ev, 6, ("Input Metrics", "Bytes Read"), 1 << 30),
+            task_metric(ev, 7, ("Shuffle Read Metrics", "Local Bytes Read"), 10 << 20),
+        ),
+    ),
+    "broadcast-threshold": (
+        "28",
+        "autoBroadcastJoinThreshold 200m: the regression comment",
+        lambda ev: props(ev, {"spark.sql.adaptive.autoBroadcastJoinThreshold": "200m"}),
+    ),
+    "broadcast-off": (
+        "29",
+        "autoBroadcastJoinThreshold -1 (broadcasts off)",
+        lambda ev: props(ev, {"spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}),
+    ),
+    "gpu-amount-zero": (
+        "30",
+        "spark.executor.resource.gpu.amount 0.0, THP already off for the driver",
+        lambda ev: props(
+            ev,
+            {
+                "spark.executor.resource.gpu.amount": "0.0",
+                "spark.driver.extraJavaOptions": "-Duser.timezone=UTC -XX:-UseTransparentHugePages",
+            },
+        ),
+    ),
+    "plugins-extra": (
+        "31",
+        "spark.plugins lists another plugin before the SQL plugin, shuffle partitions 64, AQE initial 500",
+        lambda ev: props(
+            ev,
+            {
+                "spark.plugins": "com.example.MetricsPlugin, com.nvidia.spark.SQLPlugin",
+                "spark.sql.shuffle.partitions": "64",
+                "spark.sql.adaptive.coalescePartitions.initialPartitionNum": "500",
+            },
+        ),
+    ),
+    "cache-scan": (
+        "32",
+        "a cached-table scan (InMemoryTableScan) in a plan: the Parquet cache serializer",
+        add_cache_scan,
+    ),
+    "cache-scan-custom": (
+        "33",
+        "a cached-table scan with the user's own cache serializer",
+        lambda ev: (
+            add_cache_scan(ev),
+            props(ev, {"spark.sql.cache.serializer": "com.example.MyCachedBatchSerializer"}),
+        ),
+    ),
+    "cache-scan-disabled": (
+        "34",
+        "a cached-table scan with GPU InMemoryTableScanExec disabled",
+        lambda ev: (
+            add_cache_scan(ev),
+            props(ev, {"spark.rapids.sql.exec.InMemoryTableScanExec": "false"}),
+        ),
+    ),
+    "cache-scan-3.5.1": (
+        "35",
+        "a cached-table scan on Spark 3.5.1",
+        lambda ev: (add_cache_scan(ev), spark_version(ev, "3.5.1")),
     ),
 }
 

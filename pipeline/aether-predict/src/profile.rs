@@ -302,98 +302,116 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     let yarn_or_k8s = master.contains("yarn") || master.contains("k8s");
     let src = crate::autotuner::source_cores_and_executors(&inp.tuner);
 
-    // the cluster: one GPU per executor, the run's executor count kept (EMR is a CSP)
-    t.set("spark.executor.cores", &cores.to_string());
-    if let Some((_, execs)) = src {
-        t.set("spark.executor.instances", &execs.to_string());
-    }
-    // memory, MiB: heap 2g a core; then the JVM overhead, a 2g pinned pool and 2g of spill
-    // space must fit in what is left beside off-heap and PySpark memory
-    let heap = (w.memory_mib / w.gpus.max(1))
-        .min(2048 * cores)
-        .max(2048 * cores);
-    let usable = (w.memory_mib as f64 * (1.0 - w.reserved_fraction)) as i64 / w.gpus.max(1);
-    let offheap = offheap_mib(|k| t.get(k));
-    let pyspark = offheap_and_pyspark_mib(|k| t.get(k)) - offheap;
-    let left = usable - heap - offheap - pyspark;
-    let jvm_overhead = heap / 10;
-    let min_overhead = jvm_overhead + 2048 + 2048;
-    if left >= min_overhead {
-        let pinned = 8192.min((left - jvm_overhead) / 2);
-        t.set("spark.rapids.memory.pinnedPool.size", &format!("{pinned}m"));
-        if yarn_or_k8s {
-            let overhead = (jvm_overhead + 2 * pinned).max(left);
-            t.set("spark.executor.memoryOverhead", &format!("{overhead}m"));
+    // the cluster block needs the run's executors (none, or spark.executor.instances=0: only
+    // the job-level rules, with the reference's default comments)
+    let cluster = src.is_some();
+    if cluster {
+        // the cluster: one GPU per executor, the run's executor count kept (EMR is a CSP)
+        t.set("spark.executor.cores", &cores.to_string());
+        if let Some((_, execs)) = src {
+            t.set("spark.executor.instances", &execs.to_string());
         }
-        t.set("spark.executor.memory", &format!("{heap}m"));
-        if offheap > 0 {
-            t.set("spark.memory.offHeap.size", &format!("{offheap}m"));
-            t.set("spark.memory.offHeap.enabled", "true");
-        }
-    } else {
-        let need =
-            ((heap + min_overhead + offheap + pyspark) as f64 / (1.0 - w.reserved_fraction)) as i64;
-        t.comment(format!(
+        // memory, MiB: heap 2g a core; then the JVM overhead, a 2g pinned pool and 2g of spill
+        // space must fit in what is left beside off-heap and PySpark memory
+        let heap = (w.memory_mib / w.gpus.max(1))
+            .min(2048 * cores)
+            .max(2048 * cores);
+        let usable = (w.memory_mib as f64 * (1.0 - w.reserved_fraction)) as i64 / w.gpus.max(1);
+        let offheap = offheap_mib(|k| t.get(k));
+        let pyspark = offheap_and_pyspark_mib(|k| t.get(k)) - offheap;
+        let left = usable - heap - offheap - pyspark;
+        let jvm_overhead = heap / 10;
+        let min_overhead = jvm_overhead + 2048 + 2048;
+        if left >= min_overhead {
+            let pinned = 8192.min((left - jvm_overhead) / 2);
+            t.set("spark.rapids.memory.pinnedPool.size", &format!("{pinned}m"));
+            if yarn_or_k8s {
+                let overhead = (jvm_overhead + 2 * pinned).max(left);
+                t.set("spark.executor.memoryOverhead", &format!("{overhead}m"));
+            }
+            t.set("spark.executor.memory", &format!("{heap}m"));
+            if offheap > 0 {
+                t.set("spark.memory.offHeap.size", &format!("{offheap}m"));
+                t.set("spark.memory.offHeap.enabled", "true");
+            }
+        } else {
+            let need = ((heap + min_overhead + offheap + pyspark) as f64
+                / (1.0 - w.reserved_fraction)) as i64;
+            t.comment(format!(
             "This node/worker configuration is not ideal for using the cuDF plugin\n\
              because it doesn't have enough memory for the executors.\n\
              We recommend either using nodes with more memory or reducing 'spark.memory.offHeap.size',\n\
              as off-heap memory is unused by the cuDF plugin, unless explicitly required by\n\
              the application. Need at least {need} MB memory per executor."
         ));
-        let mut keys = vec!["spark.rapids.memory.pinnedPool.size"];
-        if yarn_or_k8s {
-            keys.push("spark.executor.memoryOverhead");
+            let mut keys = vec!["spark.rapids.memory.pinnedPool.size"];
+            if yarn_or_k8s {
+                keys.push("spark.executor.memoryOverhead");
+            }
+            keys.push("spark.executor.memory");
+            for k in keys {
+                t.comment(format!(
+                    "Not enough memory to set '{k}'. See comments for more details."
+                ));
+                t.set(k, FILL_IN);
+                t.silent_unresolved.insert(k.to_string());
+            }
         }
-        keys.push("spark.executor.memory");
-        for k in keys {
-            t.comment(format!(
-                "Not enough memory to set '{k}'. See comments for more details."
-            ));
-            t.set(k, FILL_IN);
-            t.silent_unresolved.insert(k.to_string());
+        // (the reference reads the amount as a whole number: "0.0" is not zero to it)
+        if t.get("spark.executor.resource.gpu.amount")
+            .is_none_or(|v| v.trim().is_empty() || v.trim().parse::<i64>() == Ok(0))
+        {
+            t.set("spark.executor.resource.gpu.amount", "1");
         }
-    }
-    // (the reference reads the amount as a whole number: "0.0" is not zero to it)
-    if t.get("spark.executor.resource.gpu.amount")
-        .is_none_or(|v| v.trim().is_empty() || v.trim().parse::<i64>() == Ok(0))
-    {
-        t.set("spark.executor.resource.gpu.amount", "1");
-    }
-    t.set("spark.task.resource.gpu.amount", "0.001");
-    // the plugin tunes its concurrency itself from 25.06 (one plugin version on the classpath;
-    // without footprint evidence nothing is recommended, as no log aether reads has it)
-    let new_plugin =
-        matches!(inp.plugin_versions.as_slice(), [v] if version_at_least(v, &[25, 6, 0]));
-    if !new_plugin {
+        t.set("spark.task.resource.gpu.amount", "0.001");
+        // the plugin tunes its concurrency itself from 25.06 (one plugin version on the classpath;
+        // without footprint evidence nothing is recommended, as no log aether reads has it)
+        let new_plugin =
+            matches!(inp.plugin_versions.as_slice(), [v] if version_at_least(v, &[25, 6, 0]));
+        if !new_plugin {
+            t.set(
+                "spark.rapids.sql.concurrentGpuTasks",
+                &4.min(w.gpu_memory_mib / 7500).to_string(),
+            );
+        }
+        if let Some(n) = shuffle_threads(cores) {
+            t.set(
+                "spark.rapids.shuffle.multiThreaded.reader.threads",
+                &n.to_string(),
+            );
+            t.set(
+                "spark.rapids.shuffle.multiThreaded.writer.threads",
+                &n.to_string(),
+            );
+        }
         t.set(
-            "spark.rapids.sql.concurrentGpuTasks",
-            &4.min(w.gpu_memory_mib / 7500).to_string(),
+            "spark.rapids.sql.multiThreadedRead.numThreads",
+            &read_threads(cores).to_string(),
         );
+        if cores >= 16 {
+            t.set(
+                "spark.rapids.sql.format.parquet.multithreaded.combine.waitTime",
+                "1000",
+            );
+        }
+    } else {
+        for c in [
+            "Could not infer the cluster configuration, recommendations are generated using default values!",
+            "'spark.executor.cores' should be set to 16.",
+            "'spark.executor.instances' should be set to (cpuCoresPerNode * numWorkers) / 'spark.executor.cores'.",
+            "'spark.task.resource.gpu.amount' should be set to 0.001.",
+            "'spark.rapids.sql.enabled' should be true to enable SQL operations on the GPU.",
+            "'spark.sql.adaptive.enabled' should be enabled for better performance.",
+            "'spark.executor.memory' should be set to 2g/core.",
+            "'spark.rapids.memory.pinnedPool.size' should be set to 2g.",
+        ] {
+            t.comment(c);
+        }
     }
     t.set(
         "spark.rapids.sql.batchSizeBytes",
         &BATCH_SIZE_BYTES.to_string(),
     );
-    if let Some(n) = shuffle_threads(cores) {
-        t.set(
-            "spark.rapids.shuffle.multiThreaded.reader.threads",
-            &n.to_string(),
-        );
-        t.set(
-            "spark.rapids.shuffle.multiThreaded.writer.threads",
-            &n.to_string(),
-        );
-    }
-    t.set(
-        "spark.rapids.sql.multiThreadedRead.numThreads",
-        &read_threads(cores).to_string(),
-    );
-    if cores >= 16 {
-        t.set(
-            "spark.rapids.sql.format.parquet.multithreaded.combine.waitTime",
-            "1000",
-        );
-    }
     t.set("spark.locality.wait", "0");
     t.set("spark.rapids.sql.enabled", "true");
     if let Some(v) = with_class(t.get("spark.plugins").as_deref(), PLUGIN) {
@@ -541,7 +559,10 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     // at least one GPU batch per partition of the largest GPU exchange (AQE coalescing only)
-    if coalescing && let Some(b) = inp.exchange_max_bytes {
+    if coalescing
+        && cluster
+        && let Some(b) = inp.exchange_max_bytes
+    {
         let batch = t
             .get("spark.rapids.sql.batchSizeBytes")
             .and_then(|v| parse_bytes(&v, false))
@@ -556,71 +577,73 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         }
     }
     t.set("spark.sql.shuffle.partitions", &parts.to_string());
-    if coalescing {
+    if coalescing && cluster {
         t.set(initial_key, &parts.to_string());
     }
-    // AQE partitions
-    let v32 = version_at_least(&inp.spark_version, &[3, 2, 0]);
-    if v32 {
-        if t.source("spark.sql.adaptive.coalescePartitions.minPartitionSize")
+    if cluster {
+        // AQE partitions
+        let v32 = version_at_least(&inp.spark_version, &[3, 2, 0]);
+        if v32 {
+            if t.source("spark.sql.adaptive.coalescePartitions.minPartitionSize")
+                .is_none()
+            {
+                t.set(
+                    "spark.sql.adaptive.coalescePartitions.minPartitionSize",
+                    "4m",
+                );
+            }
+        } else if t
+            .source("spark.sql.adaptive.coalescePartitions.minPartitionNum")
             .is_none()
+            && let Some((c, e)) = inp.tuner.cluster.filter(|(_, e)| *e > 0)
         {
             t.set(
-                "spark.sql.adaptive.coalescePartitions.minPartitionSize",
-                "4m",
+                "spark.sql.adaptive.coalescePartitions.minPartitionNum",
+                &(c * e).to_string(),
             );
         }
-    } else if t
-        .source("spark.sql.adaptive.coalescePartitions.minPartitionNum")
-        .is_none()
-        && let Some((c, e)) = inp.tuner.cluster.filter(|(_, e)| *e > 0)
-    {
-        t.set(
-            "spark.sql.adaptive.coalescePartitions.minPartitionNum",
-            &(c * e).to_string(),
-        );
-    }
-    let n = inp.tuner.sql_io.len().max(1) as f64;
-    let mean_input = inp.tuner.sql_io.iter().map(|x| x.0 as f64).sum::<f64>() / n;
-    let mean_shuffle = inp.tuner.sql_io.iter().map(|x| x.1 as f64).sum::<f64>() / n;
-    if mean_input < 35000.0
-        && t.source("spark.sql.adaptive.advisoryPartitionSizeInBytes")
-            .is_none()
-    {
-        t.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "128m");
-    }
-    if mean_input > 35000.0 && mean_shuffle > 50000.0 {
-        t.set(
-            "spark.sql.adaptive.coalescePartitions.parallelismFirst",
-            "false",
-        );
-    }
-    // (a value that is not a size, e.g. -1 for no broadcasts, is left alone)
-    match t
+        let n = inp.tuner.sql_io.len().max(1) as f64;
+        let mean_input = inp.tuner.sql_io.iter().map(|x| x.0 as f64).sum::<f64>() / n;
+        let mean_shuffle = inp.tuner.sql_io.iter().map(|x| x.1 as f64).sum::<f64>() / n;
+        if mean_input < 35000.0
+            && t.source("spark.sql.adaptive.advisoryPartitionSizeInBytes")
+                .is_none()
+        {
+            t.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "128m");
+        }
+        if mean_input > 35000.0 && mean_shuffle > 50000.0 {
+            t.set(
+                "spark.sql.adaptive.coalescePartitions.parallelismFirst",
+                "false",
+            );
+        }
+        // (a value that is not a size, e.g. -1 for no broadcasts, is left alone)
+        match t
         .source("spark.sql.adaptive.autoBroadcastJoinThreshold")
         .map(|v| parse_bytes(&v, false))
     {
         None => t.set("spark.sql.adaptive.autoBroadcastJoinThreshold", FILL_IN),
-        Some(Some(b)) if b > 100 << 20 => t.comment(
+        Some(Some(b)) if b >> 20 > 100 => t.comment(
             "Setting 'spark.sql.adaptive.autoBroadcastJoinThreshold' > 100m could lead to performance\n\
              regression. Should be set to a lower number.",
         ),
         Some(_) => {}
     }
-    // dynamic allocation: scaled by cores when on, removed when off
-    let dyn_keys = [
-        "spark.dynamicAllocation.initialExecutors",
-        "spark.dynamicAllocation.minExecutors",
-        "spark.dynamicAllocation.maxExecutors",
-    ];
-    if t.get("spark.dynamicAllocation.enabled")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        dynamic_allocation(&mut t, cores);
-    } else {
-        for k in dyn_keys {
-            if t.source(k).is_some() {
-                t.remove(k);
+        // dynamic allocation: scaled by cores when on, removed when off
+        let dyn_keys = [
+            "spark.dynamicAllocation.initialExecutors",
+            "spark.dynamicAllocation.minExecutors",
+            "spark.dynamicAllocation.maxExecutors",
+        ];
+        if t.get("spark.dynamicAllocation.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        {
+            dynamic_allocation(&mut t, cores);
+        } else {
+            for k in dyn_keys {
+                if t.source(k).is_some() {
+                    t.remove(k);
+                }
             }
         }
     }

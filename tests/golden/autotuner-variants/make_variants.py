@@ -514,6 +514,11 @@ VARIANTS = {
         "a cached-table scan on Spark 3.5.1",
         lambda ev: (add_cache_scan(ev), spark_version(ev, "3.5.1")),
     ),
+    "no-executors": (
+        "36",
+        "spark.executor.instances=0: the cluster cannot be inferred, default comments",
+        lambda ev: props(ev, {"spark.executor.instances": "0"}),
+    ),
 }
 
 

@@ -357,6 +357,15 @@ pub struct TaskMetrics {
     pub output: Option<OutputMetrics>,
 }
 
+/// The executor metrics aether reads (Spark writes every metric it knows; the History Server
+/// reads a missing one as 0).
+#[derive(Deserialize, Debug, Default)]
+pub struct ExecutorMetrics {
+    /// The JVM's total GC time so far, in ms (Spark 3.1+).
+    #[serde(rename = "TotalGCTime", default)]
+    pub total_gc_time: Num,
+}
+
 #[derive(Deserialize, Debug)]
 pub struct TaskEnd {
     #[serde(rename = "Stage ID")]
@@ -372,4 +381,7 @@ pub struct TaskEnd {
     pub info: TaskInfo,
     #[serde(rename = "Task Metrics", default)]
     pub metrics: Option<TaskMetrics>,
+    /// The executor's metrics when the task ended (Spark 3+).
+    #[serde(rename = "Task Executor Metrics", default)]
+    pub executor_metrics: Option<ExecutorMetrics>,
 }

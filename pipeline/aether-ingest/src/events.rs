@@ -10,9 +10,9 @@ use std::borrow::Cow;
 use std::fmt;
 
 pub use crate::event_types::{
-    AccUpdate, AccUpdates, BlockManagerAddress, GPU_TASK_METRICS, InputMetrics, Num, OutputMetrics,
-    ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo, TaskMetrics,
-    gpu_metric,
+    AccUpdate, AccUpdates, BlockManagerAddress, ExecutorMetrics, GPU_TASK_METRICS, InputMetrics,
+    Num, OutputMetrics, ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo,
+    TaskMetrics, gpu_metric,
 };
 use crate::scan::object_end;
 
@@ -391,9 +391,13 @@ mod simd {
     }
 }
 
-/// The key of a task's executor memory metrics (Spark 3+), not read by aether.
+/// The key of a task's executor metrics (Spark 3+), of which aether reads only TotalGCTime.
 static EXECUTOR_METRICS_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Task Executor Metrics\":{"));
+
+/// The key of the JVM's total GC time in executor metrics.
+static TOTAL_GC_TIME_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"TotalGCTime\":"));
 
 /// The objects of a JSON array of objects starting at `raw[0] == b'['`, and the index just
 /// past its closing `]`. A strict structural scan: elements must be objects separated by commas;
@@ -581,6 +585,30 @@ pub struct BlockManagerAdded {
     pub timestamp: Num,
 }
 
+/// A task launched: only the executor it runs on is read (the History Server counts a task in
+/// its executor's `totalTasks` when it starts).
+#[derive(Deserialize, Debug, Default)]
+pub struct TaskStart {
+    #[serde(rename = "Task Info", default)]
+    pub info: TaskStartInfo,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct TaskStartInfo {
+    #[serde(rename = "Executor ID")]
+    pub executor_id: Option<String>,
+}
+
+/// An executor's peak memory and GC metrics during one stage attempt (Spark 3+, written at
+/// the stage's end when `spark.eventLog.logStageExecutorMetrics` is on).
+#[derive(Deserialize, Debug)]
+pub struct StageExecutorMetrics {
+    #[serde(rename = "Executor ID")]
+    pub executor_id: String,
+    #[serde(rename = "Executor Metrics", default)]
+    pub metrics: ExecutorMetrics,
+}
+
 /// A block manager removed (its executor lost or stopped).
 #[derive(Deserialize, Debug)]
 pub struct BlockManagerRemoved {
@@ -648,6 +676,8 @@ pub enum Kind {
     StageSubmitted,
     StageCompleted,
     TaskEnd,
+    TaskStart,
+    StageExecutorMetrics,
     SqlExecutionStart,
     SqlExecutionEnd,
     SqlAdaptiveExecutionUpdate,
@@ -666,6 +696,8 @@ impl Kind {
         let short = name.strip_prefix(SQL_UI).unwrap_or(name);
         Some(match short {
             b"SparkListenerTaskEnd" => Kind::TaskEnd,
+            b"SparkListenerTaskStart" => Kind::TaskStart,
+            b"SparkListenerStageExecutorMetrics" => Kind::StageExecutorMetrics,
             b"SparkListenerLogStart" => Kind::LogStart,
             b"SparkListenerApplicationStart" => Kind::ApplicationStart,
             b"SparkListenerApplicationEnd" => Kind::ApplicationEnd,
@@ -733,6 +765,8 @@ impl Kind {
             Kind::JobEnd => fields_of::<JobEnd>(),
             Kind::StageSubmitted | Kind::StageCompleted => fields_of::<StageEvent>(),
             Kind::TaskEnd => fields_of::<TaskEnd>(),
+            Kind::TaskStart => fields_of::<TaskStart>(),
+            Kind::StageExecutorMetrics => fields_of::<StageExecutorMetrics>(),
             Kind::SqlExecutionStart => fields_of::<SqlExecutionStart>(),
             Kind::SqlExecutionEnd => fields_of::<SqlExecutionEnd>(),
             Kind::SqlAdaptiveExecutionUpdate => fields_of::<SqlAdaptiveExecutionUpdate>(),
@@ -772,6 +806,8 @@ pub enum Event {
     StageSubmitted(StageEvent),
     StageCompleted(StageEvent),
     TaskEnd(Box<TaskEnd>),
+    TaskStart(TaskStart),
+    StageExecutorMetrics(StageExecutorMetrics),
     SqlExecutionStart(Box<SqlExecutionStart>),
     SqlExecutionEnd(SqlExecutionEnd),
     SqlAdaptiveExecutionUpdate(Box<SqlAdaptiveExecutionUpdate>),
@@ -831,9 +867,40 @@ fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
     })
 }
 
+/// The key of a task's executor.
+static EXECUTOR_ID_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Executor ID\":\""));
+
+/// A TaskStart line, as common as TaskEnd lines and read only for its executor: an unescaped
+/// `"Executor ID":"` can only be the key itself (quotes inside strings are escaped), so when it
+/// occurs once and its value has no escape, that value is the executor; otherwise the line goes
+/// through the parser.
+fn parse_task_start(line: &[u8]) -> Result<TaskStart, String> {
+    let fast = || -> Option<TaskStart> {
+        if line.last() != Some(&b'}') {
+            return None;
+        }
+        let k = EXECUTOR_ID_KEY.find(line)? + EXECUTOR_ID_KEY.needle().len();
+        let len = memchr::memchr2(b'"', b'\\', &line[k..])?;
+        if line[k + len] != b'"' || EXECUTOR_ID_KEY.find(&line[k + len..]).is_some() {
+            return None;
+        }
+        let id = std::str::from_utf8(&line[k..k + len]).ok()?;
+        Some(TaskStart {
+            info: TaskStartInfo {
+                executor_id: Some(id.to_string()),
+            },
+        })
+    };
+    match fast() {
+        Some(t) => Ok(t),
+        None => de(line),
+    }
+}
+
 /// A TaskEnd line with its `Accumulables` array emptied and its `Task Executor Metrics`
-/// object (not read) emptied too, plus the accumulable objects; `None` when the line does not
-/// have the expected shape.
+/// object cut down to the one metric read, plus the accumulable objects; `None` when the line
+/// does not have the expected shape.
 fn cut_task_end<'a>(line: &'a [u8], rest: &mut Vec<u8>) -> Option<Vec<&'a [u8]>> {
     // An unescaped `"Accumulables":[` can only be the key itself, never text inside a string;
     // it must occur once for the cut to be unambiguous.
@@ -844,19 +911,44 @@ fn cut_task_end<'a>(line: &'a [u8], rest: &mut Vec<u8>) -> Option<Vec<&'a [u8]>>
     if ACCUMULABLES_KEY.find(&line[close..]).is_some() {
         return None;
     }
-    // The executor's memory metrics (after the task info, Spark 3+) are not read: cutting any
-    // complete `"Task Executor Metrics":{…}` object leaves valid JSON with the same fields read.
+    // Of the executor's metrics (after the task info, Spark 3+) only TotalGCTime is read:
+    // cutting a complete `"Task Executor Metrics":{…}` object down to it, when its value is a
+    // plain integer (otherwise the object stays whole), leaves valid JSON with the same fields
+    // read. (The object holds numbers only: an unescaped key in it is the key.)
     let exec = EXECUTOR_METRICS_KEY.find(&line[close..]).and_then(|e| {
         let o = close + e + EXECUTOR_METRICS_KEY.needle().len() - 1;
-        object_end(line, o).ok().map(|end| (o, end + 1))
+        let end = object_end(line, o).ok()?;
+        let obj = &line[o..=end];
+        let gc = match TOTAL_GC_TIME_KEY.find(obj) {
+            None => &b""[..],
+            Some(g) => {
+                let v = obj[g + TOTAL_GC_TIME_KEY.needle().len()..].trim_ascii_start();
+                let n = v.iter().take_while(|c| c.is_ascii_digit()).count();
+                let after = v[n..].trim_ascii_start().first();
+                if n == 0 || n > 18 || !matches!(after, Some(b',' | b'}')) {
+                    return None;
+                }
+                if TOTAL_GC_TIME_KEY.find(&obj[g + 1..]).is_some() {
+                    return None;
+                }
+                &v[..n]
+            }
+        };
+        Some((o, end + 1, gc))
     });
     rest.clear();
     rest.extend_from_slice(&line[..open]);
     rest.extend_from_slice(b"[]");
     match exec {
-        Some((o, c)) => {
+        Some((o, c, gc)) => {
             rest.extend_from_slice(&line[close..o]);
-            rest.extend_from_slice(b"{}");
+            if gc.is_empty() {
+                rest.extend_from_slice(b"{}");
+            } else {
+                rest.extend_from_slice(b"{\"TotalGCTime\":");
+                rest.extend_from_slice(gc);
+                rest.push(b'}');
+            }
             rest.extend_from_slice(&line[c..]);
         }
         None => rest.extend_from_slice(&line[close..]),
@@ -911,6 +1003,8 @@ pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
     };
     let ev = match kind {
         Kind::TaskEnd => Event::TaskEnd(Box::new(parse_task_end(trimmed)?)),
+        Kind::TaskStart => Event::TaskStart(parse_task_start(trimmed)?),
+        Kind::StageExecutorMetrics => Event::StageExecutorMetrics(de(trimmed)?),
         Kind::LogStart => Event::LogStart(de(trimmed)?),
         Kind::ApplicationStart => Event::ApplicationStart(de(trimmed)?),
         Kind::ApplicationEnd => Event::ApplicationEnd(de(trimmed)?),
@@ -1153,6 +1247,70 @@ mod scan_tests {
 #[cfg(test)]
 mod utf8_tests {
     use super::*;
+
+    #[test]
+    fn task_start_reads_its_executor() {
+        for (line, want) in [
+            (
+                &br#"{"Event":"SparkListenerTaskStart","Stage ID":0,"Stage Attempt ID":0,"Task Info":{"Task ID":1,"Launch Time":5,"Executor ID":"7","Host":"h","Accumulables":[]}}"#[..],
+                Some("7"),
+            ),
+            // an escape, or no string: the parser reads it
+            (
+                br#"{"Event":"SparkListenerTaskStart","Task Info":{"Executor ID":"a\"b"}}"#,
+                Some("a\"b"),
+            ),
+            (
+                br#"{"Event":"SparkListenerTaskStart","Task Info":{"Executor ID":null}}"#,
+                None,
+            ),
+            (br#"{"Event":"SparkListenerTaskStart"}"#, None),
+        ] {
+            let Ok(Parsed::Event(_, Event::TaskStart(t))) = parse_line(line) else {
+                panic!("not read: {}", String::from_utf8_lossy(line))
+            };
+            assert_eq!(t.info.executor_id.as_deref(), want);
+        }
+        // a cut-off line is an error, as for every event read
+        let cut = br#"{"Event":"SparkListenerTaskStart","Task Info":{"Executor ID":"7""#;
+        assert!(parse_line(cut).is_err());
+    }
+
+    #[test]
+    fn task_executor_metrics_give_the_gc_time() {
+        let line = |metrics: &str| {
+            format!(
+                r#"{{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{{"Reason":"Success"}},"Task Info":{{"Task ID":7,"Executor ID":"1","Finish Time":20,"Accumulables":[{{"ID":5,"Name":"x","Update":1,"Value":1}}]}}{metrics},"Task Metrics":{{"JVM GC Time":3}}}}"#
+            )
+        };
+        for (metrics, want) in [
+            (
+                r#","Task Executor Metrics":{"JVMHeapMemory":5,"TotalGCTime":42,"MinorGCCount":1}"#,
+                Some(Some(42)),
+            ),
+            (
+                r#","Task Executor Metrics":{"TotalGCTime":"42"}"#,
+                Some(Some(42)),
+            ),
+            (
+                r#","Task Executor Metrics":{"JVMHeapMemory":5}"#,
+                Some(None),
+            ),
+            (r#","Task Executor Metrics":null"#, None),
+            ("", None),
+        ] {
+            let l = line(metrics);
+            let Ok(Parsed::Event(_, Event::TaskEnd(t))) = parse_line(l.as_bytes()) else {
+                panic!("not read: {l}")
+            };
+            assert_eq!(
+                format!("{t:?}"),
+                format!("{:?}", de::<TaskEnd>(l.as_bytes()).unwrap())
+            );
+            let got = t.executor_metrics.map(|m| m.total_gc_time.0);
+            assert_eq!(got, want, "{l}");
+        }
+    }
 
     #[test]
     fn ignored_fields_are_the_ones_not_read() {

@@ -5,8 +5,8 @@
 //! agree on every TaskEnd of the real logs.
 
 use crate::event_types::{
-    AccUpdate, BlockManagerAddress, InputMetrics, Num, OutputMetrics, ShuffleReadMetrics,
-    ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo, TaskMetrics,
+    AccUpdate, BlockManagerAddress, ExecutorMetrics, InputMetrics, Num, OutputMetrics,
+    ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo, TaskMetrics,
 };
 
 /// The value of at most 18 ASCII digits (cannot overflow).
@@ -356,6 +356,7 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
     let mut reason_v = TaskEndReason::default();
     let mut info_v = None;
     let mut metrics_v = None;
+    let mut executor_metrics = None;
     c.object(|c, k| {
         match k {
             b"Stage ID" => stage_id = Some(c.int()?),
@@ -378,6 +379,15 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
             b"Task Metrics" => {
                 metrics_v = c.opt_object(|c, k, m: &mut TaskMetrics| metrics(c, k, m))?
             }
+            b"Task Executor Metrics" => {
+                executor_metrics = c.opt_object(|c, k, m: &mut ExecutorMetrics| {
+                    match k {
+                        b"TotalGCTime" => m.total_gc_time = c.num()?,
+                        _ => c.skip()?,
+                    }
+                    Some(())
+                })?
+            }
             _ => c.skip()?,
         }
         Some(())
@@ -393,6 +403,7 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
         reason: reason_v,
         info: info_v?,
         metrics: metrics_v,
+        executor_metrics,
     })
 }
 

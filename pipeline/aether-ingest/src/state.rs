@@ -47,6 +47,33 @@ struct ExecRow {
     max_memory: Option<i64>,
     max_onheap_memory: Option<i64>,
     max_offheap_memory: Option<i64>,
+    /// Whether the History Server's listener holds it as live (added by ExecutorAdded or a
+    /// block manager, until ExecutorRemoved): only a live executor's totals change.
+    live: bool,
+    totals: ExecTotals,
+    /// The peak of its JVM's `TotalGCTime` (the listener's `peakExecutorMetrics`), once any
+    /// executor metrics came: those of its task ends (Spark 3.5's History Server reads a task
+    /// end without them as zeros) and its StageExecutorMetrics. The History Server answers it as
+    /// the driver's `totalGCTime`.
+    peak_gc_time: Option<i64>,
+}
+
+/// An executor's task totals as Spark's AppStatusListener keeps them (its `LiveExecutor`): a
+/// TaskStart counts a task and an active one; a TaskEnd ends it, counts it completed (Success),
+/// failed (any reason but a kill or a denied commit) or neither, and adds the attempt's duration;
+/// its metrics (GC time, input, shuffle read and write bytes) count unless the end is a
+/// `Resubmitted` one (a finished map task re-run after its executor was lost).
+#[derive(Default, Clone, Copy)]
+struct ExecTotals {
+    tasks: i64,
+    active: i64,
+    completed: i64,
+    failed: i64,
+    duration_ms: i64,
+    gc_time_ms: i64,
+    input_bytes: i64,
+    shuffle_read_bytes: i64,
+    shuffle_write_bytes: i64,
 }
 
 #[derive(Default)]
@@ -375,6 +402,26 @@ impl AppState {
         &mut self.executors[i]
     }
 
+    /// The executor an ExecutorAdded or BlockManagerAdded registers, as the History Server's
+    /// listener does: one it no longer holds as live (removed, or only named so far by other
+    /// events) starts over with no task totals and no metric peaks.
+    fn register_executor(&mut self, id: &str) -> &mut ExecRow {
+        let x = self.executor(id);
+        if !x.live {
+            x.live = true;
+            x.totals = ExecTotals::default();
+            x.peak_gc_time = None;
+        }
+        x
+    }
+
+    /// The executor a task runs on, when the History Server's listener holds it as live.
+    fn live_executor(&mut self, id: Option<&str>) -> Option<&mut ExecRow> {
+        let i = *self.exec_idx.get(id?)?;
+        let x = &mut self.executors[i];
+        x.live.then_some(x)
+    }
+
     fn sql(&mut self, sql_id: i64) -> &mut SqlRow {
         let n = self.sqls.len();
         let i = *self.sql_idx.entry(sql_id).or_insert(n);
@@ -398,7 +445,7 @@ impl AppState {
                 // as the History Server does, a block manager makes its executor known (the
                 // driver's too, which no ExecutorAdded announces outside local mode; it keeps
                 // NULL cores then: it runs no tasks). ExecutorAdded's host and time come first.
-                let x = self.executor(&id);
+                let x = self.register_executor(&id);
                 if x.host.is_none() {
                     x.host = e.id.host;
                 }
@@ -468,7 +515,7 @@ impl AppState {
                     .resources
                     .as_ref()
                     .map(|r| r.get("gpu").map(|g| g.addresses.len() as i64).unwrap_or(0));
-                let x = self.executor(&e.executor_id);
+                let x = self.register_executor(&e.executor_id);
                 x.host = e.info.host;
                 x.cores = e.info.total_cores.0;
                 x.added_ms = e.timestamp.0;
@@ -479,6 +526,22 @@ impl AppState {
                 let x = self.executor(&e.executor_id);
                 x.removed_ms = e.timestamp.0;
                 x.removed_reason = e.reason;
+                x.live = false;
+            }
+            Event::TaskStart(e) => {
+                if let Some(x) = self.live_executor(e.info.executor_id.as_deref()) {
+                    x.totals.tasks += 1;
+                    x.totals.active += 1;
+                }
+            }
+            Event::StageExecutorMetrics(e) => {
+                // the listener keeps the peaks of live executors and of removed ones it still
+                // tracks; only the driver's (never removed) is read
+                if let Some(&i) = self.exec_idx.get(&e.executor_id) {
+                    let x = &mut self.executors[i];
+                    let gc = e.metrics.total_gc_time.0.unwrap_or(0);
+                    x.peak_gc_time = Some(x.peak_gc_time.unwrap_or(0).max(gc));
+                }
             }
             Event::JobStart(e) => {
                 let sql_id = e
@@ -622,6 +685,43 @@ impl AppState {
             _ => "failed",
         };
         let succeeded = status == "success";
+        if let Some(e) = self.live_executor(info.executor_id.as_deref()) {
+            let x = &mut e.totals;
+            x.active -= 1;
+            match status {
+                "success" => x.completed += 1,
+                "killed" => {}
+                _ => x.failed += 1,
+            }
+            // Spark's TaskInfo has no duration while its finish time is 0 (the listener stops
+            // there)
+            let finish = info.finish_time.0.unwrap_or(0);
+            if finish != 0 {
+                let add = |total: &mut i64, v: i64| *total = total.saturating_add(v);
+                add(
+                    &mut x.duration_ms,
+                    finish.saturating_sub(info.launch_time.0.unwrap_or(0)),
+                );
+                // the executor's metrics at the task's end count towards its peaks (Spark 3.5's
+                // History Server reads absent ones as zeros)
+                let gc = t.executor_metrics.as_ref().and_then(|m| m.total_gc_time.0);
+                e.peak_gc_time = Some(e.peak_gc_time.unwrap_or(0).max(gc.unwrap_or(0)));
+                if let (false, Some(m)) = (reason == "Resubmitted", &t.metrics) {
+                    let n = |v: Num| v.0.unwrap_or(0);
+                    add(&mut x.gc_time_ms, n(m.jvm_gc_time));
+                    if let Some(i) = &m.input {
+                        add(&mut x.input_bytes, n(i.bytes_read));
+                    }
+                    if let Some(r) = &m.shuffle_read {
+                        add(&mut x.shuffle_read_bytes, n(r.local_bytes_read));
+                        add(&mut x.shuffle_read_bytes, n(r.remote_bytes_read));
+                    }
+                    if let Some(w) = &m.shuffle_write {
+                        add(&mut x.shuffle_write_bytes, n(w.bytes_written));
+                    }
+                }
+            }
+        }
         for a in &info.accumulables.0 {
             if let Some(k) = a.gpu {
                 let e = self.gpu_metrics.entry((t.stage_id, k)).or_insert(GpuStat {
@@ -853,6 +953,33 @@ impl AppState {
             x.max_onheap_memory_bytes.append_option(e.max_onheap_memory);
             x.max_offheap_memory_bytes
                 .append_option(e.max_offheap_memory);
+            let t = &e.totals;
+            // The History Server answers for the driver the application's duration (while it
+            // runs: the time since it started, NULL here) and, once it has executor metrics,
+            // its JVM's GC time peak (Spark 3.3+, SPARK-37493: its AppStatusStore replaces
+            // them); for an executor, or a log without an application start, its tasks' totals.
+            let driver = e.executor_id == "driver";
+            let duration = match (driver, self.start_ms, self.end_ms) {
+                (true, Some(s), Some(end)) => Some(end.saturating_sub(s)),
+                (true, Some(_), None) => None,
+                _ => Some(t.duration_ms),
+            };
+            let gc = match (driver, e.peak_gc_time) {
+                (true, Some(peak)) => peak,
+                _ => t.gc_time_ms,
+            };
+            x.is_active.append_value(e.live);
+            x.total_tasks.append_value(t.tasks);
+            x.active_tasks.append_value(t.active);
+            x.completed_tasks.append_value(t.completed);
+            x.failed_tasks.append_value(t.failed);
+            x.total_duration_ms.append_option(duration);
+            x.total_gc_time_ms.append_value(gc);
+            x.total_input_bytes.append_value(t.input_bytes);
+            x.total_shuffle_read_bytes
+                .append_value(t.shuffle_read_bytes);
+            x.total_shuffle_write_bytes
+                .append_value(t.shuffle_write_bytes);
         }
         out.push((Executors::NAME, x.finish(&key)));
 

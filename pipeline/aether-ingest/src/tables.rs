@@ -137,7 +137,9 @@ table! {
 table! {
     /// One row per executor, as the History Server lists them: every ExecutorAdded and every
     /// block manager (so the driver too; outside local mode no ExecutorAdded announces it and
-    /// its `cores` stay NULL: it runs no tasks).
+    /// its `cores` stay NULL: it runs no tasks). The `is_active` .. `total_shuffle_write_bytes`
+    /// columns are the History Server's executor summary (`/allexecutors`), computed as its
+    /// listener does; see `total_duration_ms` and `total_gc_time_ms` for the driver.
     Executors = "executors", key ["app_id", "app_attempt_id"] {
         executor_id: Str,
         host: Str,
@@ -153,6 +155,27 @@ table! {
         max_memory_bytes: I64,
         max_onheap_memory_bytes: I64,
         max_offheap_memory_bytes: I64,
+        /// not removed since it was last added (`isActive`)
+        is_active: Bool,
+        /// tasks started on it while it was active (`totalTasks`); of them still running
+        /// (`activeTasks`), ended successfully (`completedTasks`), failed (`failedTasks`: any
+        /// end but a kill, a denied commit or success, `Resubmitted` included)
+        total_tasks: I64,
+        active_tasks: I64,
+        completed_tasks: I64,
+        failed_tasks: I64,
+        /// its task attempts' durations (`totalDuration`); for the driver, as the History
+        /// Server answers, the application's duration (NULL while it has not ended)
+        total_duration_ms: I64,
+        /// its tasks' JVM GC time (`totalGCTime`); for the driver, as the History Server
+        /// answers, once it has executor metrics (it ran a task, or the log has its stage
+        /// executor metrics), the peak of its JVM's total GC time (0 where the log lacks it)
+        total_gc_time_ms: I64,
+        /// its tasks' input bytes, shuffle bytes read (local + remote) and written, counting no
+        /// `Resubmitted` end (`totalInputBytes`, `totalShuffleRead`, `totalShuffleWrite`)
+        total_input_bytes: I64,
+        total_shuffle_read_bytes: I64,
+        total_shuffle_write_bytes: I64,
     }
 }
 table! {

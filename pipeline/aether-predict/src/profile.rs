@@ -72,6 +72,9 @@ pub struct ProfileInputs {
     pub file_encoding: Option<String>,
     /// Delta Lake jars on the classpath (`…/io.delta_delta-core_2.12-2.4.0.jar`).
     pub delta_jars: Vec<String>,
+    /// Every file scan of every plan version, as the reference's data_source_information
+    /// lists them: (location, a Parquet scan, bytes of files read).
+    pub file_reads: Vec<(String, bool, i64)>,
     /// Scan stages (stages that updated a `scan time` metric) with a task that failed on a GPU
     /// out-of-memory error (`GpuSplitAndRetryOOM`, `GpuRetryOOM`, …): the reference's
     /// `scanStagesWithGpuOom`.
@@ -656,6 +659,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     delta_lake(&mut t);
+    file_cache(&mut t);
     // JVM GC
     if inp.gc_ratio.is_some_and(|r| r > 0.3) {
         t.comment(
@@ -806,6 +810,49 @@ fn cache_serializer(t: &mut Tuner<'_>) {
             "'{KEY}' remains compatible, but Spark 3.5.0 and 3.5.1 disable GPU InMemoryTableScan under AQE, so cached scans may remain on the CPU."
         ));
     }
+}
+
+/// The same Parquet files read again and again (fewer than half the scans' locations distinct,
+/// more than 100 GiB read from locations scanned more than once): the reference's file cache
+/// rule (its recommended value, `false`, is the tuning config's default; the comment says when
+/// to turn it on).
+fn file_cache(t: &mut Tuner<'_>) {
+    let reads = &t.inp.file_reads;
+    if reads.is_empty() {
+        return;
+    }
+    let mut by_location: BTreeMap<&str, (usize, bool, i64)> = BTreeMap::new();
+    for (loc, parquet, bytes) in reads {
+        let e = by_location.entry(loc.as_str()).or_default();
+        e.0 += 1;
+        e.1 |= *parquet;
+        e.2 = e.2.saturating_add(*bytes);
+    }
+    let distinct_pct = 100.0 * by_location.len() as f64 / reads.len() as f64;
+    let redundant: i64 = by_location
+        .values()
+        .filter(|(n, parquet, _)| *n > 1 && *parquet)
+        .map(|(_, _, b)| *b)
+        .sum();
+    if distinct_pct < 50.0 && redundant > 100 << 30 {
+        t.set("spark.rapids.filecache.enabled", "false");
+        t.comment(
+            "Enable file cache only if Spark local disks bandwidth is > 1 GB/s and you have sufficient disk space available to fit both cache and normal Spark temporary data.",
+        );
+    }
+}
+
+/// Where a scan reads, as the reference's data_source_information writes it: a CPU scan's
+/// `Location` (`InMemoryFileIndex[…]`), a GPU scan's paths inside it.
+fn scan_location(node: &str, desc: &str) -> Option<String> {
+    let rest = &desc[desc.find("Location: ")? + "Location: ".len()..];
+    let open = rest.find('[')?;
+    let close = open + rest[open..].find(']')?;
+    Some(if node.trim_start().starts_with("Gpu") {
+        rest[open + 1..close].to_string()
+    } else {
+        rest[..=close].to_string()
+    })
 }
 
 /// A Delta Lake session (its extension or catalog): the reference's Delta Lake OSS rules.
@@ -1229,6 +1276,31 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
     .await?
     {
         all.entry(app).or_default().exchange_max_bytes = rows.first().and_then(|r| i(r.get("b")));
+    }
+    // file scans of every plan version: where, which format, how many bytes
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT n.app_id, n.node_name, n.description, MAX(m.value) AS size
+         FROM sql_plan_nodes n
+         LEFT JOIN sql_metrics m ON m.app_id = n.app_id AND m.sql_id = n.sql_id
+          AND m.plan_version = n.plan_version AND m.node_id = n.node_id
+          AND m.name = 'size of files read'
+         WHERE strpos(n.node_name, 'Scan') > 0 AND strpos(n.description, 'Location: ') > 0
+         GROUP BY n.app_id, n.sql_id, n.plan_version, n.node_id, n.node_name, n.description",
+    )
+    .await?
+    {
+        let p = all.entry(app).or_default();
+        for r in rows {
+            let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+            if let Some(loc) = scan_location(s("node_name"), s("description")) {
+                p.file_reads.push((
+                    loc,
+                    s("description").contains("Format: Parquet"),
+                    i(r.get("size")).unwrap_or(0),
+                ));
+            }
+        }
     }
     // stages that read or wrote shuffle data and spilled (memory or disk)
     for (app, rows) in rows_by_app(

@@ -276,6 +276,15 @@ def parquet_rereads(events):
             ]
 
 
+def plugin_per_job(events, plugins):
+    """The SQL plugin set per job (the first job's properties) instead of in the environment."""
+    props(events, {"spark.plugins": plugins} if plugins else None, unset=() if plugins else ("spark.plugins",))
+    for e in events:
+        if e["Event"] == "SparkListenerJobStart":
+            e.setdefault("Properties", {})["spark.plugins"] = "com.nvidia.spark.SQLPlugin"
+            return
+
+
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 # name -> (app id suffix, what the variant is for, edit)
@@ -589,6 +598,16 @@ VARIANTS = {
         "37",
         "every scan reads the same 60 GB Parquet location (the GPU plans re-planned once by AQE): the file cache comment",
         parquet_rereads,
+    ),
+    "plugin-per-job": (
+        "38",
+        "spark.plugins only in the first job's properties: enabled all the same, spark.plugins added",
+        lambda ev: plugin_per_job(ev, None),
+    ),
+    "plugin-per-job-other": (
+        "39",
+        "the environment's spark.plugins names another plugin, the SQL plugin set per job",
+        lambda ev: plugin_per_job(ev, "com.example.MetricsPlugin"),
     ),
 }
 

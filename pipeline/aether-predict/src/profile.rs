@@ -416,6 +416,17 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         &BATCH_SIZE_BYTES.to_string(),
     );
     t.set("spark.locality.wait", "0");
+    // PySpark workers on YARN / Kubernetes: the executor memory they take is reserved for them
+    if t.get("spark.executor.pyspark.memory")
+        .and_then(|v| parse_bytes(&v, true))
+        .is_some_and(|b| b > 0)
+    {
+        if master.contains("yarn") {
+            t.set("spark.yarn.isPython", "true");
+        } else if master.contains("k8s") {
+            t.set("spark.kubernetes.resource.type", "python");
+        }
+    }
     t.set("spark.rapids.sql.enabled", "true");
     if let Some(v) = with_class(t.get("spark.plugins").as_deref(), PLUGIN) {
         t.set("spark.plugins", &v);
@@ -460,11 +471,12 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             ));
         }
     }
-    // the RAPIDS Shuffle Manager of the run's Spark version
-    match SHUFFLE_VERSIONS
-        .iter()
-        .find(|v| inp.spark_version.contains(*v))
-    {
+    // the RAPIDS Shuffle Manager of the run's Spark version (a Databricks runtime's own)
+    let databricks = t.source("spark.databricks.clusterUsageTags.sparkVersion");
+    let lookup = databricks
+        .clone()
+        .unwrap_or_else(|| inp.spark_version.clone());
+    match SHUFFLE_VERSIONS.iter().find(|v| lookup.contains(*v)) {
         Some(v) => {
             let build = v.replace('.', "");
             t.set(
@@ -472,6 +484,11 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
                 &format!("com.nvidia.spark.rapids.spark{build}.RapidsShuffleManager"),
             );
         }
+        None if databricks.is_some() => t.comment(format!(
+            "Cannot recommend RAPIDS Shuffle Manager for Databricks runtime '{lookup}' on platform 'emr'.\n\
+             If the runtime is supported, rerun with '--platform databricks-aws' or '--platform databricks-azure' to get a recommendation.\n\
+             See supported versions: https://docs.nvidia.com/spark-rapids/user-guide/latest/additional-functionality/rapids-shuffle.html#rapids-shuffle-manager."
+        )),
         None => t.comment(format!(
             "Cannot recommend RAPIDS Shuffle Manager for unsupported Spark version: '{}'.\n\
              To enable RAPIDS Shuffle Manager, use a supported Spark version (e.g., '4.0.0')\n\

@@ -609,6 +609,23 @@ VARIANTS = {
         "the environment's spark.plugins names another plugin, the SQL plugin set per job",
         lambda ev: plugin_per_job(ev, "com.example.MetricsPlugin"),
     ),
+    "pyspark-yarn": (
+        "40",
+        "YARN with 2g of PySpark memory: memory fits around it, spark.yarn.isPython",
+        lambda ev: props(ev, {"spark.master": "yarn", "spark.executor.pyspark.memory": "2g"}),
+    ),
+    "pyspark-k8s": (
+        "41",
+        "Kubernetes with 2g of PySpark memory: spark.kubernetes.resource.type=python",
+        lambda ev: props(
+            ev, {"spark.master": "k8s://https://10.0.0.1:443", "spark.executor.pyspark.memory": "2g"}
+        ),
+    ),
+    "databricks-runtime": (
+        "42",
+        "a Databricks runtime version property: the Databricks shuffle-manager comment",
+        lambda ev: props(ev, {"spark.databricks.clusterUsageTags.sparkVersion": "13.3.x-gpu-ml-scala2.12"}),
+    ),
 }
 
 

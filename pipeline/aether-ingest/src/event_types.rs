@@ -105,6 +105,7 @@ pub const GPU_TASK_METRICS: &[(&str, &str, &str)] = &[
     ("gpuMaxHostMemoryBytes", "bytes", "max"),
     ("gpuMaxPageableMemoryBytes", "bytes", "max"),
     ("gpuMaxPinnedMemoryBytes", "bytes", "max"),
+    ("gpuMaxTaskFootprint", "bytes", "max"),
     ("gpuReadSpillFromDiskTime", "ms", "sum"),
     ("gpuReadSpillFromHostTime", "ms", "sum"),
     ("gpuRetryBlockTime", "ms", "sum"),

@@ -72,6 +72,9 @@ pub struct ProfileInputs {
     pub file_encoding: Option<String>,
     /// Delta Lake jars on the classpath (`…/io.delta_delta-core_2.12-2.4.0.jar`).
     pub delta_jars: Vec<String>,
+    /// The stage whose tasks reported the largest GPU memory footprint (`gpuMaxTaskFootprint`):
+    /// (stage, max bytes, task-attempt updates, mean, sample standard deviation).
+    pub footprint: Option<(i64, i64, i64, f64, Option<f64>)>,
     /// Every file scan of every plan version, as the reference's data_source_information
     /// lists them: (location, a Parquet scan, bytes of files read).
     pub file_reads: Vec<(String, bool, i64)>,
@@ -367,15 +370,18 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             t.set("spark.executor.resource.gpu.amount", "1");
         }
         t.set("spark.task.resource.gpu.amount", "0.001");
-        // the plugin tunes its concurrency itself from 25.06 (one plugin version on the classpath;
-        // without footprint evidence nothing is recommended, as no log aether reads has it)
-        let new_plugin =
-            matches!(inp.plugin_versions.as_slice(), [v] if version_at_least(v, &[25, 6, 0]));
-        if !new_plugin {
-            t.set(
+        // the plugin tunes its concurrency itself from 25.06 (one plugin version on the
+        // classpath): seeded from the tasks' GPU footprints where the run measured them
+        match inp.plugin_versions.as_slice() {
+            [v] if version_at_least(v, &[25, 6, 0]) => {
+                if let Some(f) = inp.footprint {
+                    footprint_seed(&mut t, w, cores, v, f);
+                }
+            }
+            _ => t.set(
                 "spark.rapids.sql.concurrentGpuTasks",
                 &4.min(w.gpu_memory_mib / 7500).to_string(),
-            );
+            ),
         }
         if let Some(n) = shuffle_threads(cores) {
             t.set(
@@ -827,6 +833,215 @@ fn cache_serializer(t: &mut Tuner<'_>) {
             "'{KEY}' remains compatible, but Spark 3.5.0 and 3.5.1 disable GPU InMemoryTableScan under AQE, so cached scans may remain on the CPU."
         ));
     }
+}
+
+/// `formatDoublePrecision(v, 2)`: rounded half up to 2 decimals, trailing zeros dropped.
+fn two_decimals(v: f64) -> String {
+    let r = (v * 100.0).round() / 100.0;
+    let s = format!("{r:.2}");
+    let s = s.trim_end_matches('0');
+    s.trim_end_matches('.').to_string()
+}
+
+/// Java's `Double.toString` for the fractions (`1.0`, `0.25`).
+fn java_double(v: f64) -> String {
+    let s = format!("{v}");
+    if s.contains('.') { s } else { format!("{s}.0") }
+}
+
+/// concurrentGpuTasks for plugin 25.06+ from the largest task GPU footprint the run measured:
+/// the target's nominal RMM pool over that footprint, capped by the task slots of a GPU and the
+/// plugin's 32 MiB permits, as the 26.08.4 reference models the default discrete-GPU pool; not
+/// recommended (with the reason) when the run's batch size differs from the target's or the
+/// pool cannot be modeled.
+fn footprint_seed(
+    t: &mut Tuner<'_>,
+    w: &Worker,
+    cores: i64,
+    plugin: &str,
+    (stage, max, count, mean, sd): (i64, i64, i64, f64, Option<f64>),
+) {
+    const KEY: &str = "spark.rapids.sql.concurrentGpuTasks";
+    let not = |why: String| {
+        format!("'{KEY}' was not recommended from historical 'gpuMaxTaskFootprint' because {why}")
+    };
+    // the footprint was measured with the run's batch size: the target's must be the same
+    let target = BATCH_SIZE_BYTES;
+    match t
+        .source("spark.rapids.sql.batchSizeBytes")
+        .and_then(|v| parse_bytes(&v, false))
+        .filter(|b| *b > 0)
+    {
+        None => {
+            t.comment(not("the source or target 'spark.rapids.sql.batchSizeBytes' could not be resolved. Set or preserve a known target batch size that matches the profiled value, or re-profile with the intended target configuration.".into()));
+            return;
+        }
+        Some(b) if b != target => {
+            t.comment(not(format!("the recommended target configuration changes 'spark.rapids.sql.batchSizeBytes' from {b}b to {target}b. Batch-size tuning is independent of this heuristic, and cross-batch footprint scaling is not modeled. Re-profile with {target}b, or preserve or enforce {b}b, to enable the footprint-based recommendation.")));
+            return;
+        }
+        Some(_) => {}
+    }
+    // the nominal RMM pool (the plugin's discrete-GPU pool sizing, 512-byte aligned)
+    let trunc = |b: f64| (b as i64) / 512 * 512;
+    let get = |k: &str| t.get(k);
+    let fraction = |k: &str, d: f64| -> Result<f64, String> {
+        match get(k) {
+            None => Ok(d),
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| format!("'{k}' could not be resolved to a valid value")),
+        }
+    };
+    let bytes = |k: &str, d: i64| -> Result<i64, String> {
+        match get(k) {
+            None => Ok(d),
+            Some(v) => parse_bytes(&v, false)
+                .ok_or_else(|| format!("'{k}' could not be resolved to a valid value")),
+        }
+    };
+    let model = || -> Result<(i64, i64, i64, i64, i64, String, String, [f64; 3], i64), String> {
+        if get("spark.rapids.memory.gpu.allocSize").is_some() {
+            return Err(
+                "'spark.rapids.memory.gpu.allocSize' exact allocation is not modeled".into(),
+            );
+        }
+        if get("spark.rapids.memory.uvm.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        {
+            return Err("'spark.rapids.memory.uvm.enabled=true' is not modeled".into());
+        }
+        let pool_kind = get("spark.rapids.memory.gpu.pool").unwrap_or_else(|| "ASYNC".into());
+        let pool_kind = pool_kind.trim().to_ascii_uppercase();
+        if !["ASYNC", "DEFAULT", "ARENA"].contains(&pool_kind.as_str()) {
+            return Err(format!(
+                "unsupported 'spark.rapids.memory.gpu.pool={pool_kind}'"
+            ));
+        }
+        let shuffle = get("spark.rapids.shuffle.mode").unwrap_or_else(|| "MULTITHREADED".into());
+        if shuffle != "UCX" && shuffle != "MULTITHREADED" {
+            return Err(format!("unsupported 'spark.rapids.shuffle.mode={shuffle}'"));
+        }
+        let alloc = fraction("spark.rapids.memory.gpu.allocFraction", 1.0)?;
+        let max_f = fraction("spark.rapids.memory.gpu.maxAllocFraction", 1.0)?;
+        let min_f = fraction("spark.rapids.memory.gpu.minAllocFraction", 0.25)?;
+        let reserve = bytes("spark.rapids.memory.gpu.reserve", 640 << 20)?;
+        let bounce = bytes("spark.rapids.shuffle.ucx.bounceBuffers.size", 4 << 20)?;
+        let chunked = bytes("spark.rapids.sql.chunkedPack.poolSize", 10 << 20)?;
+        if min_f > max_f || alloc > max_f {
+            return Err("RMM allocation fractions are invalid".into());
+        }
+        let cap = w.gpu_memory_mib << 20;
+        let free = cap - chunked;
+        let ucx = if shuffle == "UCX" && pool_kind == "ASYNC" {
+            2 * bounce
+        } else {
+            0
+        };
+        let eff_reserve = reserve + ucx;
+        if eff_reserve >= free {
+            return Err("RMM reserve exceeds nominal free GPU memory".into());
+        }
+        let min_b = trunc(min_f * cap as f64);
+        let max_b = trunc(max_f * cap as f64);
+        let mut pool = trunc(alloc * (free - eff_reserve) as f64);
+        if pool < min_b {
+            return Err("nominal RMM pool is below minAllocFraction".into());
+        }
+        if pool > max_b {
+            return Err("nominal RMM pool exceeds maxAllocFraction".into());
+        }
+        pool = pool.min(trunc((max_b - eff_reserve) as f64));
+        if pool <= 0 {
+            return Err("nominal RMM pool is below minAllocFraction".into());
+        }
+        Ok((
+            pool,
+            cap,
+            chunked,
+            free,
+            reserve,
+            pool_kind,
+            shuffle,
+            [alloc, min_f, max_f],
+            ucx,
+        ))
+    };
+    let (pool, cap, chunked, free, reserve, pool_kind, shuffle, [alloc, min_f, max_f], ucx) =
+        match model() {
+            Ok(m) => m,
+            Err(why) => {
+                t.comment(not(format!("a nominal target RMM pool could not be modeled: {why}. Set a valid target GPU device capacity and ordinary discrete-GPU RMM settings, or rely on plugin runtime auto-tuning.")));
+                return;
+            }
+        };
+    // task slots of the GPU: the executor's cores per task CPU, and the GPU share of a task
+    let task_cpus = t
+        .get("spark.task.cpus")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|c| *c > 0)
+        .unwrap_or(1);
+    let task_gpu = t
+        .get("spark.task.resource.gpu.amount")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.001);
+    let cpu_cap = cores / task_cpus;
+    let gpu_cap = if task_gpu > 0.0 && task_gpu <= 0.5 {
+        (1.0 / task_gpu).floor() as i64
+    } else {
+        1
+    };
+    let slots = cpu_cap.min(gpu_cap);
+    let quotient = pool / max.max(1);
+    let permits = (pool / (32 << 20)).max(1);
+    let mut seed = quotient.max(1).min(slots).min(permits);
+    let mut plugin_cap = String::new();
+    if version_at_least(plugin, &[25, 10, 0])
+        && let Some(v) = t.source("spark.rapids.sql.maxConcurrentGpuTasks")
+    {
+        match v.trim().parse::<i64>() {
+            Ok(n) if n > 0 => {
+                seed = seed.min(n);
+                plugin_cap = format!(", plugin maximum {n}");
+            }
+            Ok(_) => {}
+            Err(_) => {
+                t.comment(not("the prospective plugin task-count ceiling could not be resolved: 'spark.rapids.sql.maxConcurrentGpuTasks' could not be resolved to a valid integer. Set a valid integer value, resolve conflicting target controls, or rely on plugin runtime auto-tuning.".into()));
+                return;
+            }
+        }
+    }
+    t.set(KEY, &seed.to_string());
+    let cv = sd
+        .filter(|_| count > 1 && mean > 0.0)
+        .map(|sd| two_decimals(sd / mean))
+        .unwrap_or_else(|| "not available".into());
+    let ratio = if mean > 0.0 {
+        two_decimals(max as f64 / mean)
+    } else {
+        "not available".into()
+    };
+    let async_note = if pool_kind == "ASYNC" {
+        " The effective ASYNC allocator is assumed to remain effective on the target CUDA runtime and driver."
+    } else {
+        ""
+    };
+    let warn = if pool < max {
+        " WARN: The nominal target RMM pool is smaller than the historical single-task footprint, so seed 1 does not establish that the task will fit."
+    } else {
+        ""
+    };
+    t.comment(format!(
+        "'{KEY}' was seeded at {seed} from historical 'gpuMaxTaskFootprint'. Stage {stage} reported a maximum of {max}b across {count} task-attempt update(s), with CV {cv} and max/mean {ratio}. The unpadded nominal target RMM pool is {pool}b. The model treats {cap}b from device catalog as both CUDA total and pre-startup free memory, subtracts the {chunked}b chunked-pack allocation and leaves {free}b nominal free before the {reserve}b base reserve. The effective reserve is {}b. The {pool_kind} allocator with {shuffle} shuffle applies alloc/min/max fractions {}/{}/{}, and truncates RMM values to 512-byte alignment under the discrete-gpu-rmm-v1 compatibility profile. The effective reserve includes {ucx}b from the plugin pool-sizing UCX adjustment, not the full UCX allocation. CUDA context, driver, and other future startup use are not modeled.{async_note} Its floor quotient is {quotient}, with caps for target task slots {slots} (CPU cap {cpu_cap} from {cores} executor cores and {task_cpus} CPU(s) per task; GPU cap {gpu_cap} from {} GPU per task), 32 MiB permit representation {permits}{plugin_cap}. This is a memory-admission seed, not a guarantee of observed task concurrency or spill avoidance.{warn}",
+        reserve + ucx,
+        java_double(alloc),
+        java_double(min_f),
+        java_double(max_f),
+        java_double(task_gpu),
+    ));
 }
 
 /// The same Parquet files read again and again (fewer than half the scans' locations distinct,
@@ -1293,6 +1508,34 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
     .await?
     {
         all.entry(app).or_default().exchange_max_bytes = rows.first().and_then(|r| i(r.get("b")));
+    }
+    // the stage with the largest task GPU footprint (first stage on ties)
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT app_id, stage_id, max, samples, CAST(sum AS DOUBLE) AS sum, sum_squares
+         FROM stage_gpu_metrics WHERE metric = 'gpuMaxTaskFootprint' AND max > 0
+         ORDER BY app_id, max DESC, stage_id",
+    )
+    .await?
+    {
+        if let Some(r) = rows.first() {
+            let f = |k: &str| r.get(k).and_then(Value::as_f64);
+            let n = i(r.get("samples")).unwrap_or(0);
+            let mean = f("sum").unwrap_or(0.0) / n.max(1) as f64;
+            // sample standard deviation from the sum of squares
+            let sd = f("sum_squares").filter(|_| n > 1).map(|sq| {
+                ((sq - n as f64 * mean * mean) / (n - 1) as f64)
+                    .max(0.0)
+                    .sqrt()
+            });
+            all.entry(app).or_default().footprint = Some((
+                i(r.get("stage_id")).unwrap_or(0),
+                i(r.get("max")).unwrap_or(0),
+                n,
+                mean,
+                sd,
+            ));
+        }
     }
     // file scans of every plan version: where, which format, how many bytes
     for (app, rows) in rows_by_app(

@@ -285,6 +285,42 @@ def plugin_per_job(events, plugins):
             return
 
 
+FOOTPRINTS = [1073741824, 536870912, 268435456, 805306368, 134217728]
+
+
+def footprints(events, batch):
+    """Plugin 25.08 with the per-task GPU memory footprint the plugin records
+    (gpuMaxTaskFootprint) in stage 7's five tasks, and the run's batch size."""
+    rename_jars(events, "rapids-4-spark_2.12-0.6.0-SNAPSHOT", "rapids-4-spark_2.12-25.08.0")
+    if batch:
+        props(events, {"spark.rapids.sql.batchSizeBytes": batch})
+    ids = clone_tasks(events, 7, 4, 910)
+    values = dict(zip([7] + ids, FOOTPRINTS))
+    for e in events:
+        if e["Event"] == "SparkListenerTaskEnd" and e["Task Info"]["Task ID"] in values:
+            v = str(values[e["Task Info"]["Task ID"]])
+            e["Task Info"]["Accumulables"].append(
+                {
+                    "ID": 90001,
+                    "Name": "gpuMaxTaskFootprint",
+                    "Update": v,
+                    "Value": v,
+                    "Internal": False,
+                    "Count Failed Values": True,
+                }
+            )
+        if e["Event"] == "SparkListenerStageCompleted" and e["Stage Info"]["Stage ID"] == 7:
+            e["Stage Info"].setdefault("Accumulables", []).append(
+                {
+                    "ID": 90001,
+                    "Name": "gpuMaxTaskFootprint",
+                    "Value": str(max(FOOTPRINTS)),
+                    "Internal": False,
+                    "Count Failed Values": True,
+                }
+            )
+
+
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 # name -> (app id suffix, what the variant is for, edit)
@@ -386,7 +422,7 @@ VARIANTS = {
     ),
     "dynalloc-invariants": (
         "10",
-        "dynamic allocation with 32-core executors and min > max: min/initial pulled under max",
+        "dynamic allocation with 32-core executors and min > max: min pulled under max",
         lambda ev: props(
             ev,
             {
@@ -601,7 +637,7 @@ VARIANTS = {
     ),
     "plugin-per-job": (
         "38",
-        "spark.plugins only in the first job's properties: enabled all the same, spark.plugins added",
+        "spark.plugins only in the first job's properties: the reference (26.08.4) recommends nothing",
         lambda ev: plugin_per_job(ev, None),
     ),
     "plugin-per-job-other": (
@@ -625,6 +661,21 @@ VARIANTS = {
         "42",
         "a Databricks runtime version property: the Databricks shuffle-manager comment",
         lambda ev: props(ev, {"spark.databricks.clusterUsageTags.sparkVersion": "13.3.x-gpu-ml-scala2.12"}),
+    ),
+    "footprint": (
+        "43",
+        "plugin 25.08, GPU task footprints up to 1 GiB, the target batch size: concurrentGpuTasks seeded",
+        lambda ev: footprints(ev, "2147483647"),
+    ),
+    "footprint-batch-unset": (
+        "44",
+        "footprints, the run's batch size unset: no seed, the reason why",
+        lambda ev: footprints(ev, None),
+    ),
+    "footprint-batch-1g": (
+        "45",
+        "footprints measured with 1g batches: no seed, the batch-size reason",
+        lambda ev: footprints(ev, "1g"),
     ),
 }
 

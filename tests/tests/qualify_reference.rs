@@ -234,3 +234,61 @@ fn qualify_equals_the_reference_tool() {
         "statuses {statuses}, apps {apps}"
     );
 }
+
+/// One edited CPU log per qualification AutoTuner rule the golden set never exercises
+/// (`tests/golden/qual-variants`, made by its `make_variants.py`: Kryo, dynamic allocation on and
+/// off, off-heap memory that fits and that does not, PySpark memory on YARN, a Delta Lake
+/// session, every scan re-reading one Parquet location): every property and value of the bootstrap config equals the reference tool's.
+#[test]
+fn rule_variants_equal_the_reference_bootstrap_configs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/qual-variants");
+    let mut logs: Vec<String> = std::fs::read_dir(dir.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "zstd"))
+        .map(|p| p.display().to_string())
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), 8, "{logs:?}");
+    let results = qualify_inputs(&logs, &options(BATCH_LOGS, false), |_, _, _| {});
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for q in &results {
+        assert_eq!(
+            q.status,
+            Status::Success,
+            "{}: {}",
+            q.event_log,
+            q.status_reason
+        );
+        let conf = dir.join(format!("tuning/{}-bootstrap.conf", q.app_id));
+        let want: BTreeMap<String, String> = std::fs::read_to_string(&conf)
+            .unwrap_or_else(|e| panic!("{}: {e}", conf.display()))
+            .lines()
+            .filter_map(|l| l.strip_prefix("--conf "))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let got: BTreeMap<String, String> = q
+            .tuning
+            .iter()
+            .map(|s| (s.key.clone(), s.value.clone()))
+            .collect();
+        compared += want.len();
+        if want != got {
+            failures.push(format!(
+                "{}: only in the reference {:?}; only in aether {:?}",
+                q.app_id,
+                want.iter()
+                    .filter(|(k, v)| got.get(*k) != Some(v))
+                    .collect::<Vec<_>>(),
+                got.iter()
+                    .filter(|(k, v)| want.get(*k) != Some(v))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert_eq!(results.len(), 8);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared > 7 * 20, "{compared} values compared");
+}

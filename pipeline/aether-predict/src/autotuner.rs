@@ -47,6 +47,9 @@ pub struct TunerInputs {
     pub file_scan_task_input_max: Option<i64>,
     /// The plans read a cached table (InMemoryTableScan, …).
     pub cache_evidence: bool,
+    /// Every file scan of every plan version, as the reference's data_source_information
+    /// lists them: (location, a Parquet scan, bytes of files read).
+    pub file_reads: Vec<(String, bool, i64)>,
 }
 
 /// One property of the bootstrap config.
@@ -430,6 +433,22 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
             );
         }
     }
+    let k = crate::rules::kryo(|k| r.get(k));
+    for (key, v) in k.sets {
+        let why = if key == "spark.kryo.registrator" {
+            "Kryo serialization: the GPU's registrator appended to the run's"
+        } else {
+            "Kryo serialization: a buffer large enough for GPU batches (512m)"
+        };
+        r.set(&key, &v, why);
+    }
+    for (key, v) in crate::rules::file_cache(&inp.file_reads).sets {
+        r.set(
+            &key,
+            &v,
+            "the same Parquet files are read again and again: the file cache can serve them (turn it on only with local disks over 1 GB/s and room for it)",
+        );
+    }
 
     if src.is_some() {
         let gpu_amount = r.get("spark.executor.resource.gpu.amount");
@@ -483,8 +502,18 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
         } else {
             let why = "not enough memory per executor on this node type: fill in";
             r.set_raw("spark.rapids.memory.pinnedPool.size", FILL_IN, why);
-            r.set_raw("spark.executor.memoryOverhead", FILL_IN, why);
+            if master.contains("yarn") || master.contains("k8s") {
+                r.set_raw("spark.executor.memoryOverhead", FILL_IN, why);
+            }
             r.set_raw("spark.executor.memory", FILL_IN, why);
+        }
+        let p = crate::rules::pyspark_resource(|k| r.get(k), &master);
+        for (key, v) in p.sets {
+            r.set(
+                &key,
+                &v,
+                "PySpark workers: the cluster manager reserves their memory",
+            );
         }
         let threads = shuffle_threads(c);
         if let Some(n) = threads {
@@ -511,6 +540,37 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
                 "1000",
                 "lets the reader combine small Parquet files",
             );
+        }
+        // dynamic allocation: scaled by the cores ratio when on, dropped when off
+        let dyn_keys = [
+            "spark.dynamicAllocation.initialExecutors",
+            "spark.dynamicAllocation.minExecutors",
+            "spark.dynamicAllocation.maxExecutors",
+        ];
+        if r.get("spark.dynamicAllocation.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        {
+            let d = crate::rules::dynamic_allocation(
+                |k| inp.props.get(k).cloned(),
+                |k| {
+                    r.out
+                        .get(k)
+                        .filter(|s| s.reason != "kept from the CPU run")
+                        .map(|s| s.value.clone())
+                },
+                c,
+            );
+            for (key, v) in d.sets {
+                r.set(
+                    &key,
+                    &v,
+                    "dynamic allocation: the CPU run's executors scaled by its cores over the GPU executor's (min <= initial <= max)",
+                );
+            }
+        } else {
+            for k in dyn_keys {
+                r.out.remove(k);
+            }
         }
         let v32 = version_at_least(&inp.spark_version, &[3, 2, 0]);
         if v32 {
@@ -750,6 +810,31 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, TunerInputs>
     {
         all.entry(app).or_default().cache_evidence =
             int(rows.first().and_then(|r| r.get("n"))) > 0;
+    }
+    // file scans of every plan version: where, which format, how many bytes
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT n.app_id, n.node_name, n.description, MAX(m.value) AS size
+         FROM sql_plan_nodes n
+         LEFT JOIN sql_metrics m ON m.app_id = n.app_id AND m.sql_id = n.sql_id
+          AND m.plan_version = n.plan_version AND m.node_id = n.node_id
+          AND m.name = 'size of files read'
+         WHERE strpos(n.node_name, 'Scan') > 0 AND strpos(n.description, 'Location: ') > 0
+         GROUP BY n.app_id, n.sql_id, n.plan_version, n.node_id, n.node_name, n.description",
+    )
+    .await?
+    {
+        let p = all.entry(app).or_default();
+        for r in rows {
+            let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+            if let Some(loc) = crate::rules::scan_location(s("node_name"), s("description")) {
+                p.file_reads.push((
+                    loc,
+                    s("description").contains("Format: Parquet"),
+                    int(r.get("size")),
+                ));
+            }
+        }
     }
     Ok(all)
 }

@@ -9,4 +9,5 @@ pub mod qualify;
 pub mod qualx;
 pub mod report;
 mod rows;
+mod rules;
 pub mod train;

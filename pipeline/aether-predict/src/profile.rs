@@ -19,13 +19,11 @@ use crate::autotuner::{
     parse_bytes, read_threads, shuffle_threads, version_at_least,
 };
 use crate::rows::{i, rows_by_app};
+use crate::rules::{self, with_class};
 
 const FILL_IN: &str = "[FILL_IN_VALUE]";
 const THP: &str = "-XX:-UseTransparentHugePages";
 const PLUGIN: &str = "com.nvidia.spark.SQLPlugin";
-const KRYO_REGISTRATOR: &str = "com.nvidia.spark.rapids.GpuKryoRegistrator";
-/// `KRYO_SERIALIZER_BUFFER`'s max in the tool's tuningConfigs.yaml.
-const KRYO_BUFFER_MAX_MIB: i64 = 512;
 /// Profiling's batch size (`BATCH_SIZE_BYTES` of the tool's tuningConfigs.yaml).
 const BATCH_SIZE_BYTES: i64 = 2147483647;
 
@@ -75,9 +73,6 @@ pub struct ProfileInputs {
     /// The stage whose tasks reported the largest GPU memory footprint (`gpuMaxTaskFootprint`):
     /// (stage, max bytes, task-attempt updates, mean, sample standard deviation).
     pub footprint: Option<(i64, i64, i64, f64, Option<f64>)>,
-    /// Every file scan of every plan version, as the reference's data_source_information
-    /// lists them: (location, a Parquet scan, bytes of files read).
-    pub file_reads: Vec<(String, bool, i64)>,
     /// Scan stages (stages that updated a `scan time` metric) with a task that failed on a GPU
     /// out-of-memory error (`GpuSplitAndRetryOOM`, `GpuRetryOOM`, …): the reference's
     /// `scanStagesWithGpuOom`.
@@ -199,22 +194,6 @@ fn updated_comment(key: &str) -> Option<String> {
     }
 }
 
-/// Class names of a comma-separated list property, trimmed, without blanks and repeats, in
-/// order, with `class` appended when it is not there yet (`None`: nothing to add).
-fn with_class(value: Option<&str>, class: &str) -> Option<String> {
-    let mut names: Vec<&str> = Vec::new();
-    for n in value.unwrap_or("").split(',').map(str::trim) {
-        if !n.is_empty() && !names.contains(&n) {
-            names.push(n);
-        }
-    }
-    if names.contains(&class) {
-        return None;
-    }
-    names.push(class);
-    Some(names.join(","))
-}
-
 const SHUFFLE_CLASSPATH: &str = "The RAPIDS Shuffle Manager requires spark.driver.extraClassPath\n\
 and spark.executor.extraClassPath settings to include the\n\
 path to the cuDF plugin jar.\n\
@@ -271,6 +250,15 @@ impl Tuner<'_> {
     }
     fn comment(&mut self, c: impl Into<String>) {
         self.comments.insert(c.into());
+    }
+    /// A shared rule's properties and comments.
+    fn apply(&mut self, o: rules::Outcome) {
+        for (k, v) in o.sets {
+            self.set(&k, &v);
+        }
+        for c in o.comments {
+            self.comment(c);
+        }
     }
     fn is_true(&self, key: &str) -> bool {
         self.get(key)
@@ -423,45 +411,16 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     );
     t.set("spark.locality.wait", "0");
     // PySpark workers on YARN / Kubernetes: the executor memory they take is reserved for them
-    if t.get("spark.executor.pyspark.memory")
-        .and_then(|v| parse_bytes(&v, true))
-        .is_some_and(|b| b > 0)
-    {
-        if master.contains("yarn") {
-            t.set("spark.yarn.isPython", "true");
-        } else if master.contains("k8s") {
-            t.set("spark.kubernetes.resource.type", "python");
-        }
-    }
+    let p = rules::pyspark_resource(|k| t.get(k), &master);
+    t.apply(p);
     t.set("spark.rapids.sql.enabled", "true");
     if let Some(v) = with_class(t.get("spark.plugins").as_deref(), PLUGIN) {
         t.set("spark.plugins", &v);
     }
     cache_serializer(&mut t);
-    // Kryo: the GPU registrator appended to the run's, and a buffer large enough for GPU batches
-    if t.get("spark.serializer")
-        .is_some_and(|v| v.contains("org.apache.spark.serializer.KryoSerializer"))
-    {
-        if let Some(v) = with_class(t.get("spark.kryo.registrator").as_deref(), KRYO_REGISTRATOR) {
-            t.set("spark.kryo.registrator", &v);
-        }
-        // (the run's value only: Spark's 64m default does not count as set)
-        let buffer_mib = t
-            .out
-            .get("spark.kryoserializer.buffer.max")
-            .cloned()
-            .flatten()
-            .or_else(|| t.source("spark.kryoserializer.buffer.max"))
-            .and_then(|v| parse_bytes(&v, true))
-            .map(|b| b >> 20)
-            .unwrap_or(0);
-        if buffer_mib < KRYO_BUFFER_MAX_MIB {
-            t.set(
-                "spark.kryoserializer.buffer.max",
-                &format!("{KRYO_BUFFER_MAX_MIB}m"),
-            );
-        }
-    }
+    // Kryo: the GPU registrator appended to the run's, a buffer large enough for GPU batches
+    let k = rules::kryo(|k| t.out.get(k).cloned().flatten().or_else(|| t.source(k)));
+    t.apply(k);
     // EMR: Transparent Huge Pages off
     for who in ["driver", "executor"] {
         let key = format!("spark.{who}.extraJavaOptions");
@@ -664,7 +623,12 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         if t.get("spark.dynamicAllocation.enabled")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         {
-            dynamic_allocation(&mut t, cores);
+            let d = rules::dynamic_allocation(
+                |k| t.source(k),
+                |k| t.out.get(k).cloned().flatten(),
+                cores,
+            );
+            t.apply(d);
         } else {
             for k in dyn_keys {
                 if t.source(k).is_some() {
@@ -682,7 +646,8 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     delta_lake(&mut t);
-    file_cache(&mut t);
+    let f = rules::file_cache(&inp.tuner.file_reads);
+    t.apply(f);
     // JVM GC
     if inp.gc_ratio.is_some_and(|r| r > 0.3) {
         t.comment(
@@ -690,96 +655,6 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     finish(t)
-}
-
-/// Dynamic allocation on: the run's initial/min/max executors scaled by the ratio of its
-/// executor cores (`spark.executor.cores`, else 1) to the GPU executor's, the executor count
-/// following the initial one, then min <= initial <= max restored; each with the reference's
-/// comment.
-fn dynamic_allocation(t: &mut Tuner<'_>, cores: i64) {
-    const INITIAL: &str = "spark.dynamicAllocation.initialExecutors";
-    const MIN: &str = "spark.dynamicAllocation.minExecutors";
-    const MAX: &str = "spark.dynamicAllocation.maxExecutors";
-    const INSTANCES: &str = "spark.executor.instances";
-    let src_int = |t: &Tuner<'_>, k: &str| t.source(k).and_then(|v| v.trim().parse::<i64>().ok());
-    let src_cores = src_int(t, "spark.executor.cores").unwrap_or(1);
-    if src_cores <= 0 || cores <= 0 {
-        return;
-    }
-    let ratio = src_cores as f64 / cores as f64;
-    let scaled =
-        |t: &Tuner<'_>, k: &str| src_int(t, k).map(|v| ((v as f64 * ratio).floor() as i64).max(1));
-    // a recommended value (not the run's)
-    let rec = |t: &Tuner<'_>, k: &str| {
-        t.out
-            .get(k)
-            .cloned()
-            .flatten()
-            .and_then(|v| v.trim().parse::<i64>().ok())
-    };
-    let mut tuned: Vec<&str> = Vec::new();
-    let changed =
-        |t: &Tuner<'_>, k: &str, v: i64| src_int(t, k).filter(|s| *s > 0).is_some_and(|s| s != v);
-    if let Some(v) = scaled(t, INITIAL) {
-        let running = [INSTANCES, INITIAL, MIN]
-            .iter()
-            .filter_map(|k| rec(t, k))
-            .max();
-        let value = match running {
-            Some(r) if r > v => r,
-            _ => {
-                if changed(t, INITIAL, v) {
-                    tuned.push(INITIAL);
-                }
-                v
-            }
-        };
-        t.set(INITIAL, &value.to_string());
-        t.set(INSTANCES, &value.to_string());
-    }
-    for k in [MIN, MAX] {
-        if let Some(v) = scaled(t, k) {
-            if changed(t, k, v) {
-                tuned.push(k);
-            }
-            t.set(k, &v.to_string());
-        }
-    }
-    let mut fixed: Vec<String> = Vec::new();
-    if let (Some(initial), Some(max)) = (rec(t, INITIAL), rec(t, MAX))
-        && initial > max
-    {
-        t.set(INITIAL, &max.to_string());
-        t.set(INSTANCES, &max.to_string());
-        fixed.push(format!("'{INITIAL}' adjusted from {initial} to {max}"));
-        fixed.push(format!("'{INSTANCES}' adjusted from {initial} to {max}"));
-    }
-    if let (Some(min), Some(max)) = (rec(t, MIN), rec(t, MAX))
-        && min > max
-    {
-        t.set(MIN, &max.to_string());
-        fixed.push(format!("'{MIN}' adjusted from {min} to {max}"));
-    }
-    if let (Some(min), Some(initial)) = (rec(t, MIN), rec(t, INITIAL))
-        && min > initial
-    {
-        t.set(INITIAL, &min.to_string());
-        t.set(INSTANCES, &min.to_string());
-        fixed.push(format!("'{INITIAL}' adjusted from {initial} to {min}"));
-        fixed.push(format!("'{INSTANCES}' adjusted from {initial} to {min}"));
-    }
-    if !fixed.is_empty() {
-        t.comment(format!(
-            "Adjusted dynamic allocation properties to enforce\nminExecutors <= initialExecutors <= maxExecutors:\n{}.",
-            fixed.join("; ")
-        ));
-    }
-    if !tuned.is_empty() {
-        t.comment(format!(
-            "Tuned dynamic allocation properties ({})\nbased on cores ratio (source: {src_cores} cores, target: {cores} cores).",
-            tuned.join(", ")
-        ));
-    }
 }
 
 /// The Delta Lake version a jar name carries (`…/io.delta_delta-core_2.12-2.4.0.jar` → 2.4.0),
@@ -849,6 +724,21 @@ fn java_double(v: f64) -> String {
     if s.contains('.') { s } else { format!("{s}.0") }
 }
 
+/// The target GPU's nominal RMM pool as the reference models it, bytes, with what it came from.
+struct RmmPool {
+    pool: i64,
+    cap: i64,
+    chunked: i64,
+    free: i64,
+    reserve: i64,
+    kind: String,
+    shuffle: String,
+    /// alloc / min / max fractions
+    fractions: [f64; 3],
+    /// the reserve added for UCX shuffle bounce buffers
+    ucx: i64,
+}
+
 /// concurrentGpuTasks for plugin 25.06+ from the largest task GPU footprint the run measured:
 /// the target's nominal RMM pool over that footprint, capped by the task slots of a GPU and the
 /// plugin's 32 MiB permits, as the 26.08.4 reference models the default discrete-GPU pool; not
@@ -903,7 +793,7 @@ fn footprint_seed(
                 .ok_or_else(|| format!("'{k}' could not be resolved to a valid value")),
         }
     };
-    let model = || -> Result<(i64, i64, i64, i64, i64, String, String, [f64; 3], i64), String> {
+    let model = || -> Result<RmmPool, String> {
         if get("spark.rapids.memory.gpu.allocSize").is_some() {
             return Err(
                 "'spark.rapids.memory.gpu.allocSize' exact allocation is not modeled".into(),
@@ -958,26 +848,35 @@ fn footprint_seed(
         if pool <= 0 {
             return Err("nominal RMM pool is below minAllocFraction".into());
         }
-        Ok((
+        Ok(RmmPool {
             pool,
             cap,
             chunked,
             free,
             reserve,
-            pool_kind,
+            kind: pool_kind,
             shuffle,
-            [alloc, min_f, max_f],
+            fractions: [alloc, min_f, max_f],
             ucx,
-        ))
+        })
     };
-    let (pool, cap, chunked, free, reserve, pool_kind, shuffle, [alloc, min_f, max_f], ucx) =
-        match model() {
-            Ok(m) => m,
-            Err(why) => {
-                t.comment(not(format!("a nominal target RMM pool could not be modeled: {why}. Set a valid target GPU device capacity and ordinary discrete-GPU RMM settings, or rely on plugin runtime auto-tuning.")));
-                return;
-            }
-        };
+    let RmmPool {
+        pool,
+        cap,
+        chunked,
+        free,
+        reserve,
+        kind: pool_kind,
+        shuffle,
+        fractions: [alloc, min_f, max_f],
+        ucx,
+    } = match model() {
+        Ok(m) => m,
+        Err(why) => {
+            t.comment(not(format!("a nominal target RMM pool could not be modeled: {why}. Set a valid target GPU device capacity and ordinary discrete-GPU RMM settings, or rely on plugin runtime auto-tuning.")));
+            return;
+        }
+    };
     // task slots of the GPU: the executor's cores per task CPU, and the GPU share of a task
     let task_cpus = t
         .get("spark.task.cpus")
@@ -1042,49 +941,6 @@ fn footprint_seed(
         java_double(max_f),
         java_double(task_gpu),
     ));
-}
-
-/// The same Parquet files read again and again (fewer than half the scans' locations distinct,
-/// more than 100 GiB read from locations scanned more than once): the reference's file cache
-/// rule (its recommended value, `false`, is the tuning config's default; the comment says when
-/// to turn it on).
-fn file_cache(t: &mut Tuner<'_>) {
-    let reads = &t.inp.file_reads;
-    if reads.is_empty() {
-        return;
-    }
-    let mut by_location: BTreeMap<&str, (usize, bool, i64)> = BTreeMap::new();
-    for (loc, parquet, bytes) in reads {
-        let e = by_location.entry(loc.as_str()).or_default();
-        e.0 += 1;
-        e.1 |= *parquet;
-        e.2 = e.2.saturating_add(*bytes);
-    }
-    let distinct_pct = 100.0 * by_location.len() as f64 / reads.len() as f64;
-    let redundant: i64 = by_location
-        .values()
-        .filter(|(n, parquet, _)| *n > 1 && *parquet)
-        .map(|(_, _, b)| *b)
-        .sum();
-    if distinct_pct < 50.0 && redundant > 100 << 30 {
-        t.set("spark.rapids.filecache.enabled", "false");
-        t.comment(
-            "Enable file cache only if Spark local disks bandwidth is > 1 GB/s and you have sufficient disk space available to fit both cache and normal Spark temporary data.",
-        );
-    }
-}
-
-/// Where a scan reads, as the reference's data_source_information writes it: a CPU scan's
-/// `Location` (`InMemoryFileIndex[…]`), a GPU scan's paths inside it.
-fn scan_location(node: &str, desc: &str) -> Option<String> {
-    let rest = &desc[desc.find("Location: ")? + "Location: ".len()..];
-    let open = rest.find('[')?;
-    let close = open + rest[open..].find(']')?;
-    Some(if node.trim_start().starts_with("Gpu") {
-        rest[open + 1..close].to_string()
-    } else {
-        rest[..=close].to_string()
-    })
 }
 
 /// A Delta Lake session (its extension or catalog): the reference's Delta Lake OSS rules.
@@ -1535,31 +1391,6 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
                 mean,
                 sd,
             ));
-        }
-    }
-    // file scans of every plan version: where, which format, how many bytes
-    for (app, rows) in rows_by_app(
-        ctx,
-        "SELECT n.app_id, n.node_name, n.description, MAX(m.value) AS size
-         FROM sql_plan_nodes n
-         LEFT JOIN sql_metrics m ON m.app_id = n.app_id AND m.sql_id = n.sql_id
-          AND m.plan_version = n.plan_version AND m.node_id = n.node_id
-          AND m.name = 'size of files read'
-         WHERE strpos(n.node_name, 'Scan') > 0 AND strpos(n.description, 'Location: ') > 0
-         GROUP BY n.app_id, n.sql_id, n.plan_version, n.node_id, n.node_name, n.description",
-    )
-    .await?
-    {
-        let p = all.entry(app).or_default();
-        for r in rows {
-            let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
-            if let Some(loc) = scan_location(s("node_name"), s("description")) {
-                p.file_reads.push((
-                    loc,
-                    s("description").contains("Format: Parquet"),
-                    i(r.get("size")).unwrap_or(0),
-                ));
-            }
         }
     }
     // stages that read or wrote shuffle data and spilled (memory or disk)

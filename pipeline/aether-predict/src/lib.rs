@@ -11,3 +11,4 @@ pub mod report;
 mod rows;
 mod rules;
 pub mod train;
+pub mod units;

@@ -260,23 +260,27 @@ impl Tuner<'_> {
             self.comment(c);
         }
     }
-    fn is_true(&self, key: &str) -> bool {
-        self.get(key)
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    }
 }
 
-/// The plugin version a jar name carries (`rapids-4-spark_2.12-25.02.0-cuda11.jar` → 25.02.0).
+/// The plugin version a jar name carries (`rapids-4-spark_2.12-25.02.0-cuda11.jar`: 25.02.0), as
+/// the reference reads it: `rapids-4-spark_<d>.<dd>-<yy>.<mm>.<n>...jar`.
 pub fn plugin_version_of(jar: &str) -> Option<String> {
     let name = jar.rsplit('/').next()?;
+    if !name.ends_with(".jar") {
+        return None;
+    }
     let rest = name.strip_prefix("rapids-4-spark_")?;
-    let (_, rest) = rest.split_once('-')?;
-    let v: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    let v = v.trim_end_matches('.').to_string();
-    (v.split('.').count() >= 2).then_some(v)
+    let (scala, rest) = rest.split_once('-')?;
+    let (major, minor) = scala.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if major.len() != 1 || !digits(major) || !digits(minor) {
+        return None;
+    }
+    let mut parts = rest.splitn(3, '.');
+    let (yy, mm, tail) = (parts.next()?, parts.next()?, parts.next()?);
+    let n: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
+    (yy.len() == 2 && mm.len() == 2 && digits(yy) && digits(mm) && !n.is_empty())
+        .then(|| format!("{yy}.{mm}.{n}"))
 }
 
 /// The profiling AutoTuner's recommendation for one run.
@@ -498,13 +502,18 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     // shuffle partitions
-    let aqe = t.is_true("spark.sql.adaptive.enabled");
-    if !aqe {
+    // (as the reference reads them: the comment for `false` only, AQE on for `true` only)
+    let lower = |t: &Tuner<'_>, k: &str| {
+        t.get(k)
+            .map(|v| v.to_ascii_lowercase())
+            .unwrap_or_else(|| "true".into())
+    };
+    let aqe = lower(&t, "spark.sql.adaptive.enabled");
+    if aqe == "false" {
         t.comment("'spark.sql.adaptive.enabled' should be enabled for better performance.");
     }
-    let coalescing = aqe
-        && t.get("spark.sql.adaptive.coalescePartitions.enabled")
-            .is_none_or(|v| v.trim().eq_ignore_ascii_case("true"));
+    let coalescing =
+        aqe == "true" && lower(&t, "spark.sql.adaptive.coalescePartitions.enabled") == "true";
     let initial_key = "spark.sql.adaptive.coalescePartitions.initialPartitionNum";
     let mut parts = [
         t.source("spark.sql.shuffle.partitions"),
@@ -639,7 +648,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     }
     // the JVM's charset
     if let Some(enc) = &inp.file_encoding
-        && !matches!(enc.trim().to_ascii_lowercase().as_str(), "utf-8" | "utf8")
+        && !matches!(enc.to_ascii_lowercase().as_str(), "utf-8" | "utf8")
     {
         t.comment(
             "file.encoding should be [UTF-8] because GPU only supports the charset when using some expressions.",
@@ -1341,7 +1350,7 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
                WHERE status = 'failed' AND strpos(name, 'GpuShuffleExchangeExec') > 0) s
            ON s.app_id = t.app_id AND s.stage_id = t.stage_id
          JOIN properties p ON p.app_id = t.app_id AND p.category = 'spark'
-                          AND p.key = 'spark.master' AND p.value LIKE 'yarn%'
+                          AND p.key = 'spark.master' AND strpos(p.value, 'yarn') > 0
          WHERE t.status <> 'success'
            AND strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'ExecutorLostFailure') > 0
            AND strpos(COALESCE(t.failure_detail, t.end_reason, ''), 'Exit status: 137') > 0
@@ -1425,6 +1434,12 @@ mod tests {
             Some("23.10.0")
         );
         assert_eq!(plugin_version_of("/x/cudf-21.06.jar"), None);
+        // a one-digit month, a snapshot's short version: not the reference's pattern
+        assert_eq!(plugin_version_of("/x/rapids-4-spark_2.12-25.8.0.jar"), None);
+        assert_eq!(
+            plugin_version_of("/x/rapids-4-spark_2.12-0.6.0-SNAPSHOT.jar"),
+            None
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! CPU run): each reads property values through `get` (a recommended value, else the run's) and
 //! `source` (the run's only), and answers the properties to set and the reference's comments.
 
-use crate::autotuner::parse_bytes;
+use crate::units::parse_bytes;
 
 const KRYO_REGISTRATOR: &str = "com.nvidia.spark.rapids.GpuKryoRegistrator";
 /// `KRYO_SERIALIZER_BUFFER`'s max in the tool's tuningConfigs.yaml.

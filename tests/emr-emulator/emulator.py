@@ -43,6 +43,9 @@ CancelJobRun moves a running run to CANCEL_PENDING and stops it (then CANCELLED)
 call counts work for its operations too (StartJobRun, DescribeJobRun, CancelJobRun, ListJobRuns,
 DescribeVirtualCluster, …).
 
+CloudWatch (metrics and alarms, `aether report metrics`): moto's, with the AWS SDK for Rust's
+Smithy RPC v2 CBOR calls translated to moto's JSON 1.0 (`cloudwatch_cbor.py`).
+
 Run: `tests/emr-emulator/emulator.py [--port 0] [--work DIR]`; it prints `READY <endpoint>` once
 it listens. Point aether at it with `AWS_ENDPOINT_URL=<endpoint>` (and any access keys).
 """
@@ -62,6 +65,7 @@ import time
 from datetime import datetime, timezone
 
 import boto3
+from cloudwatch_cbor import CloudWatchCbor
 from moto.emr import models as emr_models
 from moto.emr.models import emr_backends
 from moto.emrcontainers import models as eks_models
@@ -823,7 +827,8 @@ def main():
         sys.exit("emulator: no spark-submit (pip install 'pyspark==3.5.*')")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "emulator")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "emulator")
-    server = make_server("127.0.0.1", a.port, Emulator(), True, request_handler=MotoRequestHandler)
+    app = CloudWatchCbor(Emulator())
+    server = make_server("127.0.0.1", a.port, app, True, request_handler=MotoRequestHandler)
     ENDPOINT = f"http://127.0.0.1:{server.server_address[1]}"
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)

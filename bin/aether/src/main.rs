@@ -46,7 +46,7 @@ enum Command {
     /// diff, KS per numeric column: PASS / WARN / FAIL (exit 0 / 0 / 1).
     Validate(validate::ValidateArgs),
     /// Reports from the job history: `report list` (KPIs and every job), `report job`, `report
-    /// validation` (scheduled, exit 1 on a failure), `report ui` (the web UI).
+    /// validation` (scheduled, exit 1 on a failure), `report ui` (the web UI), `report metrics`.
     Report(report::ReportArgs),
     /// The whole workflow: qualify, then for each app recommended for the GPU tune it on a
     /// cluster of its shape (ended after it), validate its best run, and report; resumable.

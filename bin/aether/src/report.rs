@@ -83,6 +83,20 @@ enum ReportAction {
         #[arg(long, default_value = "127.0.0.1")]
         bind: String,
     },
+    /// Each completed GPU test run to CloudWatch, once: duration, speedup, cost, savings,
+    /// validation, shuffle write time, longest SQL stage, GPU semaphore wait and retries.
+    #[command(after_help = "Example: aether report metrics --cloudwatch --alarms")]
+    Metrics {
+        /// Publish to CloudWatch (endpoint and credentials as for EMR).
+        #[arg(long, required = true)]
+        cloudwatch: bool,
+        /// The CloudWatch namespace of the metrics.
+        #[arg(long, default_value = aether_workflow::monitoring::DEFAULT_NAMESPACE)]
+        namespace: String,
+        /// Also create each job's alarms (thresholds: the monitoring.* settings).
+        #[arg(long)]
+        alarms: bool,
+    },
 }
 
 fn history(ws: &Workspace) -> Result<(History, PathBuf)> {
@@ -205,6 +219,14 @@ pub fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
             })
         }
         ReportAction::Ui { port, bind } => ui(&cfg, &bind, port),
+        ReportAction::Metrics {
+            namespace, alarms, ..
+        } => {
+            let req = aether_workflow::monitoring::MetricsRequest { namespace, alarms };
+            let o = aether_workflow::monitoring::publish(&cfg, &cfg.cloudwatch(), &req)?;
+            println!("{}", o.summary());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

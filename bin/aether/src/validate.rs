@@ -16,7 +16,9 @@ pub enum ReportFormat {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example: aether validate --aether_job_id 12")]
+#[command(
+    after_help = "Example: aether validate --aether_job_id 12\nTroubleshoot: aether validate --aether_job_id 12 --phase all"
+)]
 pub struct ValidateArgs {
     /// The CPU run's output: a file or a folder of part files (Hive partitions included), or
     /// s3://bucket/prefix.
@@ -54,6 +56,10 @@ pub struct ValidateArgs {
         value_parser = id
     )]
     aether_job_id: Option<i64>,
+    /// Where the GPU run first diverges from the CPU run, from the two event logs: scan, shuffle,
+    /// join, aggregate, output, or all (first phase and stage, its operators and CPU fallbacks).
+    #[arg(long, conflicts_with_all = ["cpu_output", "gpu_output"])]
+    phase: Option<aether_validate::phases::PhaseChoice>,
     /// The GPU test run to validate (default: the job's fastest successful one).
     #[arg(long = "run_id", alias = "run-id", requires = "aether_job_id", value_parser = id)]
     run_id: Option<i64>,
@@ -61,7 +67,7 @@ pub struct ValidateArgs {
     ws: ConfigArg,
     /// The outputs' format: parquet, csv (with a header line), json (JSON lines).
     #[arg(long, default_value = "parquet")]
-    format: String,
+    format: aether_validate::Format,
     /// Key columns (comma-separated) for the keyed comparison and the sample; default: a
     /// unique, never-null column of the CPU output, if any.
     #[arg(long, value_delimiter = ',')]
@@ -79,7 +85,7 @@ pub struct ValidateArgs {
         value_delimiter = ',',
         default_value = "counts,aggregates,rows,sample,ks"
     )]
-    checks: Vec<String>,
+    checks: Vec<aether_validate::CheckKind>,
     /// Memory for the sorts, aggregations and joins of the comparison, in MiB (beyond it they
     /// spill to the temporary directory).
     #[arg(long = "memory_mb", alias = "memory-mb", default_value_t = 2048)]
@@ -97,14 +103,8 @@ pub struct ValidateArgs {
 }
 
 pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
-    let format: aether_validate::Format = a.format.parse().map_err(|e: String| anyhow!(e))?;
-    let checks = a
-        .checks
-        .iter()
-        .map(|c| c.parse().map_err(|e: String| anyhow!(e)))
-        .collect::<Result<_>>()?;
     let o = aether_validate::Options {
-        format,
+        format: a.format,
         key: a
             .key
             .iter()
@@ -113,13 +113,33 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
             .collect(),
         rel_tol: a.rel_tol,
         abs_tol: a.abs_tol,
-        checks,
+        checks: a.checks.into_iter().collect(),
         memory_mb: a.memory_mb,
         ..Default::default()
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    if let Some(choice) = a.phase {
+        let r = match (a.aether_job_id, &a.cpu_event_log, &a.gpu_event_log) {
+            (Some(job), _, _) => {
+                aether_workflow::validate::job_phases(&a.ws.open()?, job, a.run_id, choice)?
+            }
+            (None, Some(c), Some(g)) => rt
+                .block_on(aether_validate::phases::phases(c, g, choice))
+                .map_err(|e| anyhow!("{e}"))?,
+            _ => {
+                return Err(anyhow!(
+                    "--phase needs --aether_job_id or the two event logs"
+                ));
+            }
+        };
+        match a.report_format {
+            ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&r)?),
+            _ => print!("{}", aether_validate::phases::render(&r, choice)),
+        }
+        return Ok(ExitCode::from(r.first.is_some() as u8));
+    }
     let mut report: Option<aether_validate::Report> = None;
     let mut record = None;
     if let Some(job) = a.aether_job_id {
@@ -150,15 +170,7 @@ pub fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
         aether_workflow::validate::record(&ws, &runs, &r)?;
     }
     if let Some(dir) = &a.output {
-        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        for (name, text) in [
-            ("validation.json", aether_validate::report::json(&r)),
-            ("validation.md", aether_validate::report::markdown(&r)),
-            ("validation.html", aether_validate::report::html(&r)),
-        ] {
-            let p = dir.join(name);
-            std::fs::write(&p, text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
-        }
+        aether_validate::report::write_all(dir, &r).map_err(|e| anyhow!(e))?;
         eprintln!(
             "validate: wrote {}/validation.{{json,md,html}}",
             dir.display()

@@ -143,6 +143,37 @@ pub struct Config {
     pub core: Core,
     /// `[platform.*]`: one section per platform.
     pub platform: Platforms,
+    /// `[monitoring]`: the CloudWatch alarms of `aether report metrics --alarms`.
+    pub monitoring: Monitoring,
+}
+
+/// `[monitoring]`: thresholds of the alarms `aether report metrics --alarms` creates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Monitoring {
+    /// A job's alarm on its GPU runs' shuffle write time: above this many ms.
+    pub alarm_shuffle_write_ms: Option<i64>,
+    /// A job's alarm on its GPU runs' longest SQL stage: above this many minutes.
+    pub alarm_sql_stage_minutes: Option<i64>,
+    /// The period the alarms look at, in seconds.
+    pub alarm_period_s: Option<i64>,
+    /// The SNS topic the alarms notify.
+    pub alarm_topic_arn: Option<String>,
+}
+
+impl Monitoring {
+    /// `alarm_shuffle_write_ms`, default 500.
+    pub fn shuffle_write_ms(&self) -> i64 {
+        self.alarm_shuffle_write_ms.unwrap_or(500)
+    }
+    /// `alarm_sql_stage_minutes`, default 30.
+    pub fn sql_stage_minutes(&self) -> i64 {
+        self.alarm_sql_stage_minutes.unwrap_or(30)
+    }
+    /// `alarm_period_s`, default one day.
+    pub fn period_s(&self) -> i64 {
+        self.alarm_period_s.unwrap_or(86_400)
+    }
 }
 
 /// `[core]`.
@@ -281,6 +312,8 @@ pub enum Kind {
     RoleArn,
     /// Whole seconds within a range.
     Seconds(i64, i64),
+    /// A whole number of a unit (`ms`, `minutes`) within a range.
+    Whole(i64, i64, &'static str),
     /// A name: letters, digits and `-_.:/@`, no spaces.
     Name,
 }
@@ -304,6 +337,7 @@ impl Kind {
             Kind::InstanceType => "an EC2 instance type such as m5d.xlarge".into(),
             Kind::RoleArn => "an IAM role ARN such as arn:aws:iam::123456789012:role/name".into(),
             Kind::Seconds(lo, hi) => format!("whole seconds from {lo} to {hi}"),
+            Kind::Whole(lo, hi, unit) => format!("a whole number of {unit} from {lo} to {hi}"),
             Kind::Name => "a name of letters, digits and -_.:/@ (no spaces)".into(),
         }
     }
@@ -456,6 +490,26 @@ pub const KEYS: &[KeySpec] = &[
         key: "platform.emr_eks.log_wait_s",
         kind: Kind::Seconds(0, 3600),
         doc: "how long a finished run's logs are waited for in S3; default 600",
+    },
+    KeySpec {
+        key: "monitoring.alarm_shuffle_write_ms",
+        kind: Kind::Whole(0, 86_400_000, "ms"),
+        doc: "report metrics --alarms: a job's alarm fires when a GPU run's shuffle write time (ShuffleWriteTime) is above this; default 500",
+    },
+    KeySpec {
+        key: "monitoring.alarm_sql_stage_minutes",
+        kind: Kind::Whole(1, 10_080, "minutes"),
+        doc: "report metrics --alarms: a job's alarm fires when a GPU run's longest SQL stage (LongestSqlStageDuration) is above this; default 30",
+    },
+    KeySpec {
+        key: "monitoring.alarm_period_s",
+        kind: Kind::Seconds(60, 86_400),
+        doc: "the period the alarms evaluate (a whole number of minutes); default 86400, a breach by any run of the past day",
+    },
+    KeySpec {
+        key: "monitoring.alarm_topic_arn",
+        kind: Kind::Name,
+        doc: "the SNS topic the alarms notify (arn:aws:sns:REGION:ACCOUNT:NAME); default none",
     },
 ];
 
@@ -623,7 +677,7 @@ fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
             }
             toml::Value::String(v.to_string())
         }
-        Kind::Seconds(lo, hi) => match v.parse::<i64>() {
+        Kind::Seconds(lo, hi) | Kind::Whole(lo, hi, _) => match v.parse::<i64>() {
             Ok(n) if (lo..=hi).contains(&n) => toml::Value::Integer(n),
             _ => return Err(bad()),
         },
@@ -902,11 +956,25 @@ mod tests {
                 "a1b2c3d4e5f6g7h8i9j0k1l2m",
             ),
             ("platform.emr_eks.driver_instance_type", "m6i.xlarge"),
+            ("monitoring.alarm_shuffle_write_ms", "250"),
+            ("monitoring.alarm_sql_stage_minutes", "45"),
+            (
+                "monitoring.alarm_topic_arn",
+                "arn:aws:sns:us-east-1:123456789012:gpu-alarms",
+            ),
         ] {
             c.set(k, v).unwrap();
             assert_eq!(c.get(k).unwrap().as_deref(), Some(v));
         }
         assert_eq!(c.platform.emr.cluster.idle_timeout_s, Some(900));
+        assert_eq!(
+            (
+                c.monitoring.shuffle_write_ms(),
+                c.monitoring.sql_stage_minutes(),
+                c.monitoring.period_s()
+            ),
+            (250, 45, 86_400)
+        );
         let text = c.to_toml();
         let back = Config::from_toml(&text, "x").unwrap();
         assert_eq!(back, c);
@@ -958,6 +1026,11 @@ mod tests {
                 "arn:aws:iam::12345:role/x",
             ),
             ("platform.emr_eks.driver_instance_type", "m5d"),
+            ("monitoring.alarm_shuffle_write_ms", "500ms"),
+            ("monitoring.alarm_shuffle_write_ms", "-1"),
+            ("monitoring.alarm_sql_stage_minutes", "0"),
+            ("monitoring.alarm_period_s", "30"),
+            ("monitoring.alarm_topic_arn", "my topic"),
         ] {
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains("expected"), "{k}={v}: {e}");

@@ -159,6 +159,19 @@ const MIGRATIONS: &[&str] = &[
          created_ms    INTEGER NOT NULL
      );
      CREATE INDEX validations_job ON validations(job_id, validation_id);",
+    // 5: what `aether report metrics` published to CloudWatch, per run, namespace and metric
+    // (so that publishing again sends only what is new)
+    "CREATE TABLE published_metrics (
+         run_id          INTEGER NOT NULL REFERENCES runs(run_id),
+         namespace       TEXT NOT NULL,
+         metric          TEXT NOT NULL,
+         value           REAL NOT NULL,
+         unit            TEXT NOT NULL,
+         timestamp_ms    INTEGER NOT NULL,
+         dimensions_json TEXT NOT NULL,
+         published_ms    INTEGER NOT NULL,
+         PRIMARY KEY (run_id, namespace, metric)
+     );",
 ];
 
 /// The schema version this aether writes.
@@ -302,6 +315,21 @@ pub struct Validation {
     /// The whole report (checks, reasons).
     pub report: serde_json::Value,
     pub created_ms: i64,
+}
+
+/// A metric of a run as `aether report metrics` published it to CloudWatch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PublishedMetric {
+    pub run_id: i64,
+    pub namespace: String,
+    pub metric: String,
+    pub value: f64,
+    /// CloudWatch's unit (`Milliseconds`, `Count`, `None`).
+    pub unit: String,
+    /// The data point's time.
+    pub timestamp_ms: i64,
+    /// (name, value) of the run's dimensions.
+    pub dimensions: Vec<(String, String)>,
 }
 
 /// A job's best GPU run: its fastest successful GPU test run (ties: the cheaper).
@@ -1104,6 +1132,64 @@ impl History {
             .map_err(|e| self.err(e))
     }
 
+    /// What was published to CloudWatch under `namespace`, by run and metric.
+    pub fn published_metrics(&self, namespace: &str) -> Result<Vec<PublishedMetric>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT run_id, namespace, metric, value, unit, timestamp_ms, dimensions_json
+                 FROM published_metrics WHERE namespace = ?1 ORDER BY run_id, metric",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![namespace], |r| {
+                let d: String = r.get(6)?;
+                Ok(PublishedMetric {
+                    run_id: r.get(0)?,
+                    namespace: r.get(1)?,
+                    metric: r.get(2)?,
+                    value: r.get(3)?,
+                    unit: r.get(4)?,
+                    timestamp_ms: r.get(5)?,
+                    dimensions: serde_json::from_str(&d).unwrap_or_default(),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Record metrics as published (replacing an earlier value of the same run, namespace and
+    /// metric), in one transaction.
+    pub fn record_published(&mut self, metrics: &[PublishedMetric]) -> Result<()> {
+        self.write(|tx| {
+            let now = now_ms();
+            for m in metrics {
+                tx.execute(
+                    "INSERT INTO published_metrics (run_id, namespace, metric, value, unit,
+                         timestamp_ms, dimensions_json, published_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                     ON CONFLICT (run_id, namespace, metric) DO UPDATE SET
+                         value = excluded.value, unit = excluded.unit,
+                         timestamp_ms = excluded.timestamp_ms,
+                         dimensions_json = excluded.dimensions_json,
+                         published_ms = excluded.published_ms",
+                    params![
+                        m.run_id,
+                        m.namespace,
+                        m.metric,
+                        m.value,
+                        m.unit,
+                        m.timestamp_ms,
+                        serde_json::to_string(&m.dimensions).unwrap_or_default(),
+                        now
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
     /// SQLite's own consistency check (`ok` when the file is sound).
     pub fn integrity_check(&self) -> Result<String> {
         self.conn
@@ -1316,6 +1402,48 @@ mod tests {
         run.run_id += 100;
         assert!(h.finish_run(&run).is_err(), "an unknown run is an error");
         assert_eq!(h.integrity_check().unwrap(), "ok");
+    }
+
+    #[test]
+    fn published_metrics_are_kept_per_run_namespace_and_metric() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = History::open(&dir.path().join("h.db")).unwrap();
+        let job = h.job_id("a", "", "/l", "x").unwrap();
+        let run = h
+            .start_run(&Run {
+                job_id: job,
+                kind: "gpu-test".into(),
+                status: "COMPLETED".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let m = |ns: &str, metric: &str, value: f64| PublishedMetric {
+            run_id: run,
+            namespace: ns.into(),
+            metric: metric.into(),
+            value,
+            unit: "Milliseconds".into(),
+            timestamp_ms: 7,
+            dimensions: vec![("AetherJobId".into(), job.to_string())],
+        };
+        h.record_published(&[
+            m("Spark/GPU", "RunDuration", 10.0),
+            m("Other", "RunDuration", 1.0),
+        ])
+        .unwrap();
+        // the same run, namespace and metric again: replaced, not added
+        h.record_published(&[m("Spark/GPU", "RunDuration", 12.0)])
+            .unwrap();
+        assert_eq!(
+            h.published_metrics("Spark/GPU").unwrap(),
+            vec![m("Spark/GPU", "RunDuration", 12.0)]
+        );
+        assert_eq!(h.published_metrics("Other").unwrap().len(), 1);
+        assert!(h.published_metrics("None").unwrap().is_empty());
+        // a run that does not exist cannot be recorded (foreign key)
+        let mut bad = m("Spark/GPU", "RunDuration", 1.0);
+        bad.run_id += 100;
+        assert!(h.record_published(&[bad]).is_err());
     }
 
     #[test]

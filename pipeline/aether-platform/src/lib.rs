@@ -4,7 +4,8 @@
 //! step, poll it, cancel it, find its event log and driver log), its backends ([`local`]: this
 //! machine's Spark; [`emr`]: EMR clusters and steps), the job definition a step re-runs
 //! ([`jobdef`]), [`emr_eks`]: EMR on EKS job runs on Karpenter capacity, the poll loop with backoff and a deadline ([`wait_step`]) that every command uses
-//! instead of the SDK waiters, and reading a step's logs ([`log_tail`]).
+//! instead of the SDK waiters, reading a step's logs ([`log_tail`]), and CloudWatch metrics and
+//! alarms of the runs ([`cloudwatch`]).
 //!
 //! Does not own: the job history (aether-core) or reading the logs a run leaves (aether-ingest).
 
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub mod cloudwatch;
 pub mod clusterfile;
 pub mod emr;
 pub mod emr_eks;

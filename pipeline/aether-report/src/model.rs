@@ -437,18 +437,26 @@ fn recommend(j: &JobFacts, row: &JobRow) -> Recommendation {
     )
 }
 
+/// What a job's GPU runs are compared with: the duration and the cost per run of its CPU run,
+/// the recorded CPU original's (completed) where there is one, else the qualified log's duration
+/// and qualify's cost estimate.
+pub fn cpu_baseline(runs: &[Run], s: &JobSummary) -> (Option<i64>, Option<f64>) {
+    let cpu_original = runs
+        .iter()
+        .find(|r| r.kind == "cpu-original" && r.status == "COMPLETED");
+    (
+        cpu_original
+            .and_then(|r| r.duration_ms)
+            .or(s.app_duration_ms),
+        cpu_original.and_then(|r| r.cost_usd).or(s.cpu_cost_usd),
+    )
+}
+
 fn row_of(j: &JobFacts, freq: &HashMap<String, f64>) -> JobRow {
     let s = &j.summary;
     let best = best_gpu_run(&j.runs);
-    let cpu_original = j
-        .runs
-        .iter()
-        .find(|r| r.kind == "cpu-original" && r.status == "COMPLETED");
-    let cpu_ms = cpu_original
-        .and_then(|r| r.duration_ms)
-        .or(s.app_duration_ms);
+    let (cpu_ms, cpu_cost) = cpu_baseline(&j.runs, s);
     let gpu_ms = best.and_then(|r| r.duration_ms);
-    let cpu_cost = cpu_original.and_then(|r| r.cost_usd).or(s.cpu_cost_usd);
     let (gpu_cost, measured) = match best.and_then(|r| r.cost_usd) {
         Some(c) => (Some(c), true),
         None => (s.gpu_cost_usd, false),

@@ -22,6 +22,7 @@ mod keyed;
 pub mod ks;
 pub mod logs;
 mod orc;
+pub mod phases;
 mod read;
 pub mod report;
 mod rows;

@@ -52,8 +52,8 @@ fn int(v: &Option<String>) -> i64 {
     v.as_deref().and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
-/// Read one run's event log (one application).
-pub async fn facts(log: &str) -> Result<LogFacts> {
+/// One run's event log (one application) in a session, with the views the checks read.
+pub(crate) async fn load(log: &str) -> Result<aether_engine::SessionContext> {
     // the ingest runs its own I/O runtime: off this one's threads
     let input = log.to_string();
     let ing =
@@ -83,6 +83,12 @@ pub async fn facts(log: &str) -> Result<LogFacts> {
     )
     .await
     .map_err(e)?;
+    Ok(ctx)
+}
+
+/// Read one run's event log (one application).
+pub async fn facts(log: &str) -> Result<LogFacts> {
+    let ctx = load(log).await?;
     let mut f = LogFacts::default();
     let app = rows(
         &ctx,

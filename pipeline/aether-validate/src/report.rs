@@ -83,6 +83,21 @@ pub fn table(r: &Report, all: bool) -> String {
     out
 }
 
+/// Write `validation.json`, `validation.md` and `validation.html` into `dir` (made if missing);
+/// an error names the file.
+pub fn write_all(dir: &std::path::Path, r: &Report) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (name, text) in [
+        ("validation.json", json(r)),
+        ("validation.md", markdown(r)),
+        ("validation.html", html(r)),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
 pub fn json(r: &Report) -> String {
     serde_json::to_string_pretty(r).unwrap_or_default()
 }

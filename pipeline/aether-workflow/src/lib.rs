@@ -9,7 +9,8 @@
 //! and cost recorded); [`submit`]; [`profile`] → a stored config; the [`tune`] loop;
 //! [`validate`] a job's best run; [`qualify`] into the history (also from a step of the
 //! platform, [`source`]); [`run`], the four phases in one call; EMR on EKS capacity ([`eks`]);
-//! ids as printed ([`ids`]); cancellation ([`cancel`]: a token the caller trips, honoured at
+//! ids as printed ([`ids`]); the runs' figures as CloudWatch metrics and alarms
+//! ([`monitoring`]); cancellation ([`cancel`]: a token the caller trips, honoured at
 //! every wait so that clusters and steps are still ended); progress as [`events`] (the library
 //! never prints).
 //!
@@ -46,6 +47,7 @@ pub mod events;
 pub mod fleet;
 pub mod ids;
 pub mod model;
+pub mod monitoring;
 pub mod profile;
 pub mod props;
 pub mod qualify;

@@ -53,6 +53,39 @@ pub fn job_runs(ws: &Workspace, job_id: i64, run_id: Option<i64>) -> Result<JobR
     })
 }
 
+fn gpu_event_log(ws: &Workspace, runs: &JobRuns) -> Result<String> {
+    let gpu = ws
+        .history()?
+        .run(runs.gpu_run)?
+        .ok_or_else(|| anyhow!("unknown run id {}", runs.gpu_run))?;
+    gpu.event_log
+        .clone()
+        .ok_or_else(|| anyhow!("GPU run {} has no event log", gpu.run_id))
+}
+
+/// Where a job's GPU run (`run_id`, else its best) first diverges from its CPU run, phase by
+/// phase, from the two event logs ([`aether_validate::phases`]); nothing is recorded.
+pub fn job_phases(
+    ws: &Workspace,
+    job_id: i64,
+    run_id: Option<i64>,
+    choice: aether_validate::phases::PhaseChoice,
+) -> Result<aether_validate::phases::PhaseReport> {
+    let runs = job_runs(ws, job_id, run_id)?;
+    let gpu_log = gpu_event_log(ws, &runs)?;
+    ws.note(&format!(
+        "validate: job {job_id}: the phases of CPU run {} against GPU run {}",
+        runs.cpu_event_log, runs.gpu_run
+    ));
+    ws.runtime()
+        .block_on(aether_validate::phases::phases(
+            &runs.cpu_event_log,
+            &gpu_log,
+            choice,
+        ))
+        .map_err(|e| anyhow!("{e}"))
+}
+
 /// Validate a job's GPU run against its CPU run (record the report with [`record`]).
 pub fn validate_job(
     ws: &Workspace,
@@ -61,18 +94,11 @@ pub fn validate_job(
     o: &aether_validate::Options,
 ) -> Result<(aether_validate::Report, JobRuns)> {
     let runs = job_runs(ws, job_id, run_id)?;
-    let h = ws.history()?;
-    let gpu = h
-        .run(runs.gpu_run)?
-        .ok_or_else(|| anyhow!("unknown run id {}", runs.gpu_run))?;
-    let gpu_log = gpu
-        .event_log
-        .clone()
-        .ok_or_else(|| anyhow!("GPU run {} has no event log", gpu.run_id))?;
+    let gpu_log = gpu_event_log(ws, &runs)?;
     ws.note(&format!(
         "validate: job {job_id}: CPU run {} against GPU run {} ({} outputs in its sandbox)",
         runs.cpu_event_log,
-        gpu.run_id,
+        runs.gpu_run,
         runs.outputs.len()
     ));
     let r = ws

@@ -227,6 +227,15 @@ impl Workspace {
             ))
     }
 
+    /// CloudWatch (the runs' metrics and alarms) in the EMR region, else the EMR on EKS one;
+    /// endpoint and credentials from the SDK's standard configuration, as for EMR.
+    pub fn cloudwatch(&self) -> aether_platform::cloudwatch::CloudWatch {
+        let p = &self.settings.config.platform;
+        let region = p.emr.region.clone().or(p.emr_eks.region.clone());
+        self.rt
+            .block_on(aether_platform::cloudwatch::CloudWatch::from_env(region))
+    }
+
     /// S3 access with the EMR region (for logs and artifacts).
     pub fn s3(&self) -> aether_ingest::S3Options {
         aether_ingest::S3Options {

@@ -445,3 +445,67 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("key column nope"), "{}", err(&o));
 }
+
+/// `validate --aether_job_id J --phase`: a job qualified from a real CPU run's log, with GPU
+/// test runs recorded as `submit` records them (their event logs real Spark runs of the same
+/// job, `tests/golden/validate-phase`): its best run (a left join where the CPU run had an inner
+/// one) diverges at the join (exit 1), a clean rerun (`--run_id`) has no divergence (exit 0), and
+/// `--report_format json` gives the same answer.
+#[test]
+fn phase_of_a_jobs_gpu_run() {
+    let home = tempfile::tempdir().unwrap();
+    let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/validate-phase/logs");
+    let log = |n: &str| logs.join(format!("{n}.zstd")).display().to_string();
+    let o = common::aether(home.path(), &["qualify", "--event_log", &log("cpu")]);
+    assert!(o.status.success(), "qualify: {}", err(&o));
+    let mut h = aether_core::History::open(&home.path().join("history.db")).unwrap();
+    let job = h.list().unwrap()[0].job_id;
+    let mut run = |gpu: &str, duration_ms: i64| {
+        let mut r = aether_core::history::Run {
+            job_id: job,
+            kind: "gpu-test".into(),
+            backend: Some("local".into()),
+            cluster_id: Some("lc-1".into()),
+            status: "RUNNING".into(),
+            start_ms: Some(1_000),
+            ..Default::default()
+        };
+        r.run_id = h.start_run(&r).unwrap();
+        r.status = "COMPLETED".into();
+        r.end_ms = Some(1_000 + duration_ms);
+        r.duration_ms = Some(duration_ms);
+        r.event_log = Some(log(gpu));
+        h.finish_run(&r).unwrap();
+        r.run_id
+    };
+    let (_, clean) = (run("join", 1_000), run("clean", 9_000));
+    let job_arg = job.to_string();
+    let o = common::aether(
+        home.path(),
+        &["validate", "--aether_job_id", &job_arg, "--phase", "all"],
+    );
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{text}\n{}", err(&o));
+    assert!(
+        text.contains("first divergence: phase join, SortMergeJoin"),
+        "{text}"
+    );
+    let o = common::aether(
+        home.path(),
+        &[
+            "validate",
+            "--aether_job_id",
+            &job_arg,
+            "--run_id",
+            &clean.to_string(),
+            "--phase",
+            "all",
+            "--report_format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["first"].is_null(), "{r}");
+    assert_eq!(r["checkpoints"].as_array().unwrap().len(), 9, "{r}");
+}

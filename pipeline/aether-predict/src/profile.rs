@@ -70,6 +70,9 @@ pub struct ProfileInputs {
     pub file_encoding: Option<String>,
     /// Delta Lake jars on the classpath (`…/io.delta_delta-core_2.12-2.4.0.jar`).
     pub delta_jars: Vec<String>,
+    /// A stage failed on Python workers running out of memory (a PythonException with a
+    /// MemoryError, numpy's or pyarrow's memory error).
+    pub python_oom: bool,
     /// The stage whose tasks reported the largest GPU memory footprint (`gpuMaxTaskFootprint`):
     /// (stage, max bytes, task-attempt updates, mean, sample standard deviation).
     pub footprint: Option<(i64, i64, i64, f64, Option<f64>)>,
@@ -326,6 +329,17 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             if yarn_or_k8s {
                 let overhead = (jvm_overhead + 2 * pinned).max(left);
                 t.set("spark.executor.memoryOverhead", &format!("{overhead}m"));
+            }
+            // Python workers ran out of memory: their memory raised by half (whole GiB), taken
+            // from the heap as long as 750m a core is left
+            let mut heap = heap;
+            if inp.python_oom && pyspark > 0 {
+                let target = (pyspark * 3 / 2 + 1023) / 1024 * 1024;
+                let delta = target - pyspark;
+                if delta > 0 && heap - delta >= 750 * cores {
+                    heap -= delta;
+                    t.set("spark.executor.pyspark.memory", &format!("{target}m"));
+                }
             }
             t.set("spark.executor.memory", &format!("{heap}m"));
             if offheap > 0 {
@@ -655,6 +669,17 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     delta_lake(&mut t);
+    // (the reference would also read the executors' Python memory peaks on Spark versions whose
+    // procfs metrics it trusts; aether does not keep them)
+    let v = &inp.spark_version;
+    if inp.python_oom
+        && !((version_at_least(v, &[3, 5, 7]) && !version_at_least(v, &[4, 0, 0]))
+            || version_at_least(v, &[4, 0, 1]))
+    {
+        t.comment(format!(
+            "ProcessTreePythonVMemory evidence was not used because Spark version {v} can report unreliable procfs metrics."
+        ));
+    }
     let f = rules::file_cache(&inp.tuner.file_reads);
     t.apply(f);
     // JVM GC
@@ -664,6 +689,34 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         );
     }
     finish(t)
+}
+
+/// A stage failure reason of Python workers out of memory, as the reference recognises it: a
+/// `org.apache.spark.api.python.PythonException` and a line that is a Python, numpy or pyarrow
+/// memory error.
+fn is_python_oom(reason: &str) -> bool {
+    const EXC: &str = "org.apache.spark.api.python.PythonException";
+    let exception = reason.match_indices(EXC).any(|(i, _)| {
+        let before = reason[..i].chars().next_back();
+        let after = reason[i + EXC.len()..].chars().next();
+        before.is_none_or(|c| c.is_whitespace() || c == ':')
+            && after.is_none_or(|c| c.is_whitespace() || c == ':')
+    });
+    exception
+        && reason.lines().any(|l| {
+            let l = l.trim_start();
+            [
+                "MemoryError",
+                "numpy.core._exceptions._ArrayMemoryError",
+                "numpy._core._exceptions._ArrayMemoryError",
+                "pyarrow.lib.ArrowMemoryError",
+            ]
+            .iter()
+            .any(|e| {
+                l.strip_prefix(e)
+                    .is_some_and(|rest| rest.starts_with(':') || rest.trim().is_empty())
+            })
+        })
 }
 
 /// The Delta Lake version a jar name carries (`…/io.delta_delta-core_2.12-2.4.0.jar` → 2.4.0),
@@ -1374,6 +1427,20 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
     {
         all.entry(app).or_default().exchange_max_bytes = rows.first().and_then(|r| i(r.get("b")));
     }
+    // stages that failed on Python workers out of memory
+    for (app, rows) in rows_by_app(
+        ctx,
+        "SELECT app_id, failure_reason FROM stages
+         WHERE status = 'failed' AND strpos(failure_reason, 'PythonException') > 0",
+    )
+    .await?
+    {
+        all.entry(app).or_default().python_oom = rows.iter().any(|r| {
+            r.get("failure_reason")
+                .and_then(Value::as_str)
+                .is_some_and(is_python_oom)
+        });
+    }
     // the stage with the largest task GPU footprint (first stage on ties)
     for (app, rows) in rows_by_app(
         ctx,
@@ -1440,6 +1507,21 @@ mod tests {
             plugin_version_of("/x/rapids-4-spark_2.12-0.6.0-SNAPSHOT.jar"),
             None
         );
+    }
+
+    #[test]
+    fn python_out_of_memory_reasons() {
+        let r = "Lost task 0.3: org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n  File \"w.py\", line 1\nMemoryError\n";
+        assert!(is_python_oom(r));
+        assert!(is_python_oom(&r.replace(
+            "MemoryError",
+            "pyarrow.lib.ArrowMemoryError: out of memory"
+        )));
+        assert!(!is_python_oom(&r.replace("MemoryError", "ValueError: bad")));
+        assert!(!is_python_oom("MemoryError\n"));
+        assert!(!is_python_oom(
+            &r.replace("PythonException", "PythonExceptions")
+        ));
     }
 
     #[test]

@@ -321,6 +321,24 @@ def footprints(events, batch):
             )
 
 
+PYTHON_OOM = (
+    "Job aborted due to stage failure: Task 0 in stage 6.0 failed 4 times, most recent failure: "
+    "Lost task 0.3 in stage 6.0 (TID 9) (host1.net executor driver): "
+    "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+    '  File "/opt/spark/python/pyspark/worker.py", line 1247, in main\n'
+    "    process()\n"
+    "MemoryError\n"
+)
+
+
+def python_oom(events, version=None):
+    """A stage failed on Python workers running out of memory, with 2g of PySpark memory."""
+    props(events, {"spark.executor.pyspark.memory": "2g"})
+    fail_stage(events, 6, PYTHON_OOM)
+    if version:
+        spark_version(events, version)
+
+
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 # name -> (app id suffix, what the variant is for, edit)
@@ -676,6 +694,16 @@ VARIANTS = {
         "45",
         "footprints measured with 1g batches: no seed, the batch-size reason",
         lambda ev: footprints(ev, "1g"),
+    ),
+    "python-oom": (
+        "46",
+        "a stage failed on a Python MemoryError, 2g of PySpark memory (Spark 3.1.1)",
+        lambda ev: python_oom(ev),
+    ),
+    "python-oom-3.5.7": (
+        "47",
+        "the same on Spark 3.5.7 (its procfs memory metrics trusted; the log has none)",
+        lambda ev: python_oom(ev, "3.5.7"),
     ),
 }
 

@@ -1,0 +1,43 @@
+-- One row per task attempt, with the columns that task-level troubleshooting snippets written
+-- for a `spark_event_log` table expect (app_id, stage_id, task_id, duration, executor_id, …):
+-- `tasks` under those names. Times in ms except executor_cpu_time (ns, as Spark reports it);
+-- sizes in bytes; status is success / failed / killed; failure_reason is Spark's message.
+SELECT
+    app_id,
+    app_attempt_id,
+    stage_id,
+    stage_attempt_id,
+    task_id,
+    task_index,
+    attempt,
+    executor_id,
+    host,
+    locality,
+    speculative,
+    task_type,
+    status,
+    status = 'success' AS successful,
+    launch_ms AS launch_time,
+    finish_ms AS finish_time,
+    duration_ms AS duration,
+    executor_run_time_ms AS executor_run_time,
+    executor_cpu_time_ns AS executor_cpu_time,
+    executor_deserialize_time_ms AS executor_deserialize_time,
+    result_serialization_time_ms AS result_serialization_time,
+    jvm_gc_time_ms AS jvm_gc_time,
+    result_size_bytes AS result_size,
+    peak_execution_memory_bytes AS peak_execution_memory,
+    input_bytes_read AS input_bytes,
+    input_records_read AS input_records,
+    output_bytes_written AS output_bytes,
+    output_records_written AS output_records,
+    shuffle_remote_bytes_read + shuffle_local_bytes_read AS shuffle_read_bytes,
+    shuffle_records_read AS shuffle_read_records,
+    shuffle_fetch_wait_time_ms AS shuffle_fetch_wait_time,
+    shuffle_bytes_written AS shuffle_write_bytes,
+    shuffle_records_written AS shuffle_write_records,
+    shuffle_write_time_ns / 1000000 AS shuffle_write_time,
+    memory_bytes_spilled,
+    disk_bytes_spilled,
+    COALESCE(failure_detail, end_reason) AS failure_reason
+FROM tasks

@@ -294,8 +294,8 @@ fn the_shell_on_a_terminal() {
         "{shown}"
     );
 
-    // a column's name too
-    t.send("SELECT sum(executor_run_t\t");
+    // a column's name too (`executor_run_time` alone would also be spark_event_log's)
+    t.send("SELECT sum(executor_run_time_\t");
     t.expect("executor_run_time_ms");
     t.send(") AS run_ms FROM tasks;\r");
     let shown = t.expect("aether> ");

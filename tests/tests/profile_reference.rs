@@ -194,13 +194,7 @@ fn recommendations_equal_the_reference_profiler() {
 #[test]
 fn rule_variants_equal_the_reference_profiler() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/autotuner-variants");
-    let mut logs: Vec<String> = std::fs::read_dir(dir.join("logs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "zstd"))
-        .map(|p| p.display().to_string())
-        .collect();
-    logs.sort();
+    let logs = common::zstd_logs(&dir.join("logs"));
     let index = std::fs::read_to_string(dir.join("logs/INDEX.tsv")).unwrap();
     assert_eq!(logs.len(), index.lines().count(), "logs vs logs/INDEX.tsv");
     assert!(logs.len() >= 8, "{logs:?}");

@@ -38,6 +38,25 @@ fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
     }
 }
 
+/// A bootstrap config the reference wrote: property -> value.
+fn reference_conf(path: &std::path::Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| l.strip_prefix("--conf "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// aether's bootstrap config of an app: property -> value.
+fn our_conf(q: &AppQualification) -> BTreeMap<String, String> {
+    q.tuning
+        .iter()
+        .map(|s| (s.key.clone(), s.value.clone()))
+        .collect()
+}
+
 /// The inputs the reference run was given.
 fn reference_inputs() -> Vec<String> {
     let shared = common::shared();
@@ -187,18 +206,7 @@ fn qualify_equals_the_reference_tool() {
             "qual_core_output/tuning/{}-bootstrap.conf",
             q.app_id
         ));
-        let want_conf: BTreeMap<String, String> = std::fs::read_to_string(&conf)
-            .unwrap_or_else(|e| panic!("{}: {e}", conf.display()))
-            .lines()
-            .filter_map(|l| l.strip_prefix("--conf "))
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let got_conf: BTreeMap<String, String> = q
-            .tuning
-            .iter()
-            .map(|s| (s.key.clone(), s.value.clone()))
-            .collect();
+        let (want_conf, got_conf) = (reference_conf(&conf), our_conf(q));
         for k in want_conf
             .keys()
             .chain(got_conf.keys())
@@ -242,13 +250,7 @@ fn qualify_equals_the_reference_tool() {
 #[test]
 fn rule_variants_equal_the_reference_bootstrap_configs() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/qual-variants");
-    let mut logs: Vec<String> = std::fs::read_dir(dir.join("logs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "zstd"))
-        .map(|p| p.display().to_string())
-        .collect();
-    logs.sort();
+    let logs = common::zstd_logs(&dir.join("logs"));
     assert_eq!(logs.len(), 8, "{logs:?}");
     let results = qualify_inputs(&logs, &options(BATCH_LOGS, false), |_, _, _| {});
     let mut compared = 0;
@@ -262,18 +264,7 @@ fn rule_variants_equal_the_reference_bootstrap_configs() {
             q.status_reason
         );
         let conf = dir.join(format!("tuning/{}-bootstrap.conf", q.app_id));
-        let want: BTreeMap<String, String> = std::fs::read_to_string(&conf)
-            .unwrap_or_else(|e| panic!("{}: {e}", conf.display()))
-            .lines()
-            .filter_map(|l| l.strip_prefix("--conf "))
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let got: BTreeMap<String, String> = q
-            .tuning
-            .iter()
-            .map(|s| (s.key.clone(), s.value.clone()))
-            .collect();
+        let (want, got) = (reference_conf(&conf), our_conf(q));
         compared += want.len();
         if want != got {
             failures.push(format!(

@@ -175,3 +175,15 @@ pub fn session_with_views(ing: &aether_ingest::Ingested) -> SessionContext {
         .unwrap();
     ctx
 }
+
+/// The `.zstd` event logs of a fixture folder, sorted.
+pub fn zstd_logs(dir: &std::path::Path) -> Vec<String> {
+    let mut logs: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "zstd"))
+        .map(|p| p.display().to_string())
+        .collect();
+    logs.sort();
+    logs
+}

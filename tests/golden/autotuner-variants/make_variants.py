@@ -708,23 +708,31 @@ VARIANTS = {
 }
 
 
-def main():
-    base, out = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or list(VARIANTS)
+def write_variants(base, out, names, base_app, variants, text_edits=None):
+    """Write each variant of `base` (its app id's last digits replaced by the variant's suffix)
+    as OUT/<name>.zstd and print its INDEX.tsv line; `text_edits` may rewrite a variant's raw
+    lines before its events are edited."""
     with open(base) as f:
         lines = f.read().splitlines()
     os.makedirs(out, exist_ok=True)
     for name in names:
-        suffix, _, edit = VARIANTS[name]
-        app = BASE_APP[: -len(suffix)] + suffix
-        events = [json.loads(l.replace(BASE_APP, app)) for l in lines if l.strip()]
+        suffix, what, edit = variants[name]
+        app = base_app[: -len(suffix)] + suffix
+        text = [l.replace(base_app, app) for l in lines if l.strip()]
+        if text_edits and name in text_edits:
+            text = text_edits[name](text)
+        events = [json.loads(l) for l in text]
         edit(events)
         path = os.path.join(out, name)
         with open(path, "w") as f:
             for e in events:
                 f.write(json.dumps(e, separators=(",", ":")) + "\n")
         subprocess.run(["zstd", "-q", "-f", "-19", "--rm", path, "-o", path + ".zstd"], check=True)
-        print(f"{path}.zstd\t{app}\t{VARIANTS[name][1]}")
+        print(f"{name}.zstd\t{app}\t{what}")
+
+
+def main():
+    write_variants(sys.argv[1], sys.argv[2], sys.argv[3:] or list(VARIANTS), BASE_APP, VARIANTS)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,11 @@ so that one rule of the qualification AutoTuner fires (the edits are those of
 
     python3 make_variants.py BASE_LOG OUT_DIR [NAME ...]   # writes OUT_DIR/<name>.zstd
 """
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "autotuner-variants"))
-from make_variants import KRYO, classpath, props  # noqa: E402
+from make_variants import KRYO, classpath, props, write_variants  # noqa: E402
 
 BASE_APP = "local-1796009671201"
 
@@ -84,27 +82,22 @@ def parquet_rereads(events):
             ]
 
 
+def same_location(text):
+    """Every table of the query read from one Parquet location."""
+    for t in TABLES:
+        text = [l.replace(f"tpch-sf0.1/{t}.parquet", "tpch-sf0.1/events.parquet") for l in text]
+    return text
+
+
 def main():
-    base, out = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or list(VARIANTS)
-    with open(base) as f:
-        lines = f.read().splitlines()
-    os.makedirs(out, exist_ok=True)
-    for name in names:
-        suffix, what, edit = VARIANTS[name]
-        app = BASE_APP[: -len(suffix)] + suffix
-        text = [l.replace(BASE_APP, app) for l in lines if l.strip()]
-        if name == "parquet-rereads":
-            for t in TABLES:
-                text = [l.replace(f"tpch-sf0.1/{t}.parquet", "tpch-sf0.1/events.parquet") for l in text]
-        events = [json.loads(l) for l in text]
-        edit(events)
-        path = os.path.join(out, name)
-        with open(path, "w") as f:
-            for e in events:
-                f.write(json.dumps(e, separators=(",", ":")) + "\n")
-        subprocess.run(["zstd", "-q", "-f", "-19", "--rm", path, "-o", path + ".zstd"], check=True)
-        print(f"{name}.zstd\t{app}\t{what}")
+    write_variants(
+        sys.argv[1],
+        sys.argv[2],
+        sys.argv[3:] or list(VARIANTS),
+        BASE_APP,
+        VARIANTS,
+        {"parquet-rereads": same_location},
+    )
 
 
 if __name__ == "__main__":

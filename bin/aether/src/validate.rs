@@ -88,7 +88,7 @@ pub struct ValidateArgs {
     checks: Vec<aether_validate::CheckKind>,
     /// Memory for the sorts, aggregations and joins of the comparison, in MiB (beyond it they
     /// spill to the temporary directory).
-    #[arg(long = "memory_mb", alias = "memory-mb", default_value_t = 2048)]
+    #[arg(long = "memory_mb", alias = "memory-mb", default_value_t = aether_validate::DEFAULT_MEMORY_MB)]
     memory_mb: usize,
     /// Exit 1 on WARN too.
     #[arg(long)]

@@ -130,6 +130,18 @@ fn validate_catches_each_injected_difference_and_passes_equal_outputs() {
     ] {
         assert!(passed.iter().any(|c| c == check), "{check} ran: {passed:?}");
     }
+    // equal multisets of rows: each column's distribution is the same, D = 0 without a sort
+    let ks: Vec<_> = same.report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "Kolmogorov-Smirnov")
+        .collect();
+    assert!(!ks.is_empty());
+    for c in ks {
+        assert_eq!(c["cpu"], "D=0.000000", "{c}");
+        assert!(c["detail"].as_str().unwrap().contains("not sorted"), "{c}");
+    }
     let int96 = Case::run(dir, "base", "int96", &[]);
     int96.passes();
     assert!(

@@ -9,7 +9,7 @@ use datafusion::prelude::SessionContext;
 
 use crate::{
     Builder, CheckKind, Options, Result, Verdict, aliased, ident, is_decimal, is_float, is_int,
-    is_nested, is_string, is_temporal, one_row, pct,
+    is_nested, is_string, is_temporal, one_row, pct, q,
 };
 
 /// A column's statistics on one side, as text (NULL: None).
@@ -267,6 +267,7 @@ pub(crate) async fn find_key(
     common: &[Field],
     stats: &Stats,
     rows: u64,
+    memory_mb: usize,
 ) -> Result<Vec<String>> {
     if rows == 0 {
         return Ok(Vec::new());
@@ -300,11 +301,123 @@ pub(crate) async fn find_key(
     };
     cands.sort_by_key(|f| score(f));
     for f in cands.into_iter().take(3) {
-        let c = ident(f.name());
-        let d = one_row(ctx, &format!("SELECT COUNT(DISTINCT {c}) FROM cpu")).await?;
-        if d[0].as_deref().and_then(|x| x.parse::<u64>().ok()) == Some(rows) {
+        let range = stats.get(f.name()).and_then(|s| int_range(f, s));
+        let unique = match range {
+            // fewer possible values than rows: some repeat
+            Some((min, max)) if ((max - min) as u128) < rows as u128 - 1 => false,
+            // a bitmap of the range, a quarter of the memory at most
+            Some((min, max)) if ((max - min) as u128) < (memory_mb as u128) << 21 => {
+                distinct_ints(ctx, f, min, max).await?
+            }
+            _ => {
+                let c = ident(f.name());
+                let d = one_row(ctx, &format!("SELECT COUNT(DISTINCT {c}) FROM cpu")).await?;
+                d[0].as_deref().and_then(|x| x.parse::<u64>().ok()) == Some(rows)
+            }
+        };
+        if unique {
             return Ok(vec![f.name().to_string()]);
         }
     }
     Ok(Vec::new())
+}
+
+/// An integer column's (min, max) from its statistics (non-null count, min, max, …), when both
+/// fit a 64-bit signed integer.
+fn int_range(f: &Field, s: &[Option<String>]) -> Option<(i64, i64)> {
+    if !is_int(f.data_type()) {
+        return None;
+    }
+    let v = |i: usize| s.get(i).cloned().flatten()?.parse::<i64>().ok();
+    Some((v(1)?, v(2)?))
+}
+
+/// Whether the non-null values of an integer column of the CPU output, all within
+/// `min..=max`, are all distinct: one bit per possible value, stopping at the first repeat
+/// (instead of a hash set of every value).
+async fn distinct_ints(ctx: &SessionContext, f: &Field, min: i64, max: i64) -> Result<bool> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+    use futures::StreamExt;
+    let c = ident(f.name());
+    let mut s = ctx
+        .sql(&format!(
+            "SELECT CAST({c} AS BIGINT) FROM cpu WHERE {c} IS NOT NULL"
+        ))
+        .await
+        .map_err(q)?
+        .execute_stream()
+        .await
+        .map_err(q)?;
+    let span = (max as i128 - min as i128 + 1) as usize;
+    let mut bits = vec![0u64; span.div_ceil(64)];
+    while let Some(batch) = s.next().await {
+        let batch = batch.map_err(q)?;
+        let a = batch.column(0).as_primitive::<Int64Type>();
+        for &v in a.values().iter() {
+            // (the statistics bound every value; one outside means they were stale: not unique)
+            let Some(i) = v
+                .checked_sub(min)
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|i| *i < span)
+            else {
+                return Ok(false);
+            };
+            let (w, m) = (i / 64, 1u64 << (i % 64));
+            if bits[w] & m != 0 {
+                return Ok(false);
+            }
+            bits[w] |= m;
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int64Array, RecordBatch};
+    use datafusion::arrow::datatypes::Schema;
+    use std::sync::Arc;
+
+    /// The bitmap test of a key tells the truth on distinct values, on a repeat (also across
+    /// batches), and when a value lies outside the range the statistics gave.
+    #[test]
+    fn distinct_ints_finds_repeats() {
+        let field = Field::new("id", DataType::Int64, true);
+        let schema = Arc::new(Schema::new(vec![field.clone()]));
+        let check = |batches: Vec<Vec<Option<i64>>>, min: i64, max: i64| {
+            let batches = batches
+                .into_iter()
+                .map(|v| {
+                    RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(v))])
+                        .unwrap()
+                })
+                .collect();
+            let ctx = SessionContext::new();
+            let t =
+                datafusion::datasource::MemTable::try_new(schema.clone(), vec![batches]).unwrap();
+            ctx.register_table("cpu", Arc::new(t)).unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            rt.block_on(distinct_ints(&ctx, &field, min, max)).unwrap()
+        };
+        let distinct = vec![
+            vec![Some(-5), Some(3), None],
+            vec![Some(63), Some(64), None],
+        ];
+        assert!(check(distinct, -5, 64));
+        let repeat = vec![vec![Some(-5), Some(64)], vec![Some(7), Some(64)]];
+        assert!(!check(repeat, -5, 64));
+        assert!(
+            !check(vec![vec![Some(1), Some(99)]], 1, 10),
+            "99 is past max"
+        );
+        assert!(check(
+            vec![vec![Some(i64::MIN), Some(i64::MIN + 1)]],
+            i64::MIN,
+            i64::MIN + 1
+        ));
+    }
 }

@@ -15,7 +15,7 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 /// Most errors recorded per log; later ones are summarised in one row.
 pub const MAX_ERRORS_PER_LOG: usize = 100;
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// One problem with a log: the file (part), the line where it applies, and what happened.
 #[derive(Debug, Clone)]
@@ -131,9 +131,38 @@ fn peek<R: Read>(r: &mut BufReader<R>, n: usize) -> io::Result<Vec<u8>> {
 
 struct Chunk {
     part: usize,
+    /// a buffer from the [`Pool`]: its first `len` bytes are the chunk's
     data: Vec<u8>,
+    len: usize,
     /// the final chunk of a part (its last line may lack a newline)
     last: bool,
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        &self.data[..self.len]
+    }
+}
+
+/// Chunk buffers, handed back once parsed: each is allocated (and zero-filled, and its pages
+/// faulted in) once per log instead of once per chunk, and a decoder writes straight into it.
+#[derive(Default)]
+struct Pool(Mutex<Vec<Vec<u8>>>);
+
+impl Pool {
+    fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut v| v.pop())
+            .unwrap_or_default()
+    }
+
+    fn give(&self, buf: Vec<u8>) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(buf);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -157,13 +186,13 @@ fn count(counts: &mut Vec<(Vec<u8>, bool, i64)>, name: &[u8], read: bool) {
     }
 }
 
-fn parse_chunk(c: Chunk) -> ParsedChunk {
+fn parse_chunk(c: &Chunk) -> ParsedChunk {
+    let data = c.bytes();
     let mut out = ParsedChunk {
         part: c.part,
-        bytes: c.data.len() as u64,
+        bytes: data.len() as u64,
         ..Default::default()
     };
-    let data = &c.data[..];
     let mut start = 0;
     let mut line_no = 0;
     let mut sampled: Vec<events::Kind> = Vec::new();
@@ -206,36 +235,43 @@ fn parse_chunk(c: Chunk) -> ParsedChunk {
     out
 }
 
-/// Read `r` in chunks of whole lines, calling `f` for each (until it returns false); a read
-/// error ends the part after the whole lines read before it were delivered.
+/// Read `r` in chunks of whole lines (in buffers of `pool`), calling `f` for each (until it
+/// returns false); a read error ends the part after the whole lines read before it were
+/// delivered.
 fn chunk_lines(
     part: usize,
     r: &mut dyn Read,
     chunk: usize,
+    pool: &Pool,
     mut f: impl FnMut(Chunk) -> bool,
 ) -> Result<(), io::Error> {
+    // the start of a line that the previous buffer cut
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        let mut buf = std::mem::take(&mut carry);
-        buf.reserve(chunk);
-        // read up to `chunk` new bytes (into spare capacity: no zero-filling)
-        let want = buf.len() + chunk;
+        let mut buf = pool.take();
+        let want = carry.len() + chunk;
+        if buf.len() < want {
+            // zero-filled once: a buffer back from the pool is already initialised
+            buf.resize(want, 0);
+        }
+        buf[..carry.len()].copy_from_slice(&carry);
+        let mut filled = carry.len();
+        carry.clear();
         let mut eof = false;
-        while buf.len() < want {
-            let room = (want - buf.len()) as u64;
-            match Read::take(&mut *r, room).read_to_end(&mut buf) {
+        while filled < want {
+            match r.read(&mut buf[filled..want]) {
                 Ok(0) => {
                     eof = true;
                     break;
                 }
-                Ok(_) => {}
+                Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    if let Some(pos) = memchr::memrchr(b'\n', &buf) {
-                        buf.truncate(pos + 1);
+                    if let Some(pos) = memchr::memrchr(b'\n', &buf[..filled]) {
                         f(Chunk {
                             part,
                             data: buf,
+                            len: pos + 1,
                             last: false,
                         });
                     }
@@ -244,28 +280,33 @@ fn chunk_lines(
             }
         }
         if eof {
-            if !buf.is_empty() {
+            if filled > 0 {
                 f(Chunk {
                     part,
                     data: buf,
+                    len: filled,
                     last: true,
                 });
             }
             return Ok(());
         }
-        match memchr::memrchr(b'\n', &buf) {
+        match memchr::memrchr(b'\n', &buf[..filled]) {
             Some(pos) => {
-                carry = buf[pos + 1..].to_vec();
-                buf.truncate(pos + 1);
+                carry.extend_from_slice(&buf[pos + 1..filled]);
                 if !f(Chunk {
                     part,
                     data: buf,
+                    len: pos + 1,
                     last: false,
                 }) {
                     return Ok(());
                 }
             }
-            None => carry = buf, // one very long line: keep reading
+            None => {
+                // one very long line: keep reading
+                carry.extend_from_slice(&buf[..filled]);
+                pool.give(buf);
+            }
         }
     }
 }
@@ -368,10 +409,12 @@ pub fn read_log(
 
     // (part, error): a part whose decoding failed part-way
     let mut read_errors: Vec<(usize, io::Error)> = Vec::new();
+    let pool = Pool::default();
     if threads <= 1 {
         for (i, mut r) in readers {
-            let res = chunk_lines(i, &mut r, CHUNK, |c| {
-                let pc = parse_chunk(c);
+            let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
+                let pc = parse_chunk(&c);
+                pool.give(c.data);
                 apply(pc, &mut state, &mut errors);
                 true
             });
@@ -388,7 +431,7 @@ pub fn read_log(
                 let mut seq = 0u64;
                 let mut errs = Vec::new();
                 for (i, mut r) in readers {
-                    let res = chunk_lines(i, &mut r, CHUNK, |c| {
+                    let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
                         let ok = chunk_tx.send((seq, c)).is_ok();
                         seq += 1;
                         ok
@@ -402,12 +445,14 @@ pub fn read_log(
             });
             for _ in 0..threads {
                 let done_tx = done_tx.clone();
-                let chunk_rx = &chunk_rx;
+                let (chunk_rx, pool) = (&chunk_rx, &pool);
                 s.spawn(move || {
                     loop {
                         let next = chunk_rx.lock().map(|rx| rx.recv());
                         let Ok(Ok((seq, c))) = next else { break };
-                        if done_tx.send((seq, parse_chunk(c))).is_err() {
+                        let pc = parse_chunk(&c);
+                        pool.give(c.data);
+                        if done_tx.send((seq, pc)).is_err() {
                             break;
                         }
                     }
@@ -576,12 +621,17 @@ mod tests {
         for chunk in [7, 1000, 65536, CHUNK] {
             let mut seen = Vec::new();
             let mut r = &log[..];
-            chunk_lines(0, &mut r, chunk, |c| {
+            let pool = Pool::default();
+            chunk_lines(0, &mut r, chunk, &pool, |c| {
                 assert!(
-                    c.last || c.data.ends_with(b"\n"),
+                    c.last || c.bytes().ends_with(b"\n"),
                     "chunks end on a line boundary"
                 );
-                seen.extend_from_slice(&c.data);
+                seen.extend_from_slice(c.bytes());
+                // buffers come back with old bytes past the chunk: they must never leak in
+                let mut data = c.data;
+                data.iter_mut().for_each(|b| *b = b'#');
+                pool.give(data);
                 true
             })
             .unwrap();

@@ -96,7 +96,30 @@ impl Sorted {
 /// The KS row of a column whose values are known to be the same multiset on both sides (every
 /// row hashed alike, floats to the tolerance): D = 0 and p = 1, without sorting.
 pub(crate) fn same_distribution(f: &Field, b: &mut Builder) {
-    let (d, p) = (0.0f64, p_value(0.0, 1, 1));
+    ks_row(
+        f,
+        0.0,
+        p_value(0.0, 1, 1),
+        "not sorted: every row hashes alike (floats to the tolerance), so the column's values \
+         are the same multiset on both sides",
+        b,
+    );
+}
+
+/// A column's KS row: a difference only when it is both unlikely by chance and not negligible
+/// (`pass_note`: the detail when it passes).
+fn ks_row(f: &Field, d: f64, p: f64, pass_note: &str, b: &mut Builder) {
+    let (verdict, detail) = if p < 1e-3 && d > 1e-3 {
+        (
+            Verdict::Fail,
+            format!(
+                "column {} is distributed differently: D = {d:.6}, p = {p:.3e}",
+                f.name()
+            ),
+        )
+    } else {
+        (Verdict::Pass, pass_note.to_string())
+    };
     b.add(
         "distribution",
         "Kolmogorov-Smirnov",
@@ -104,9 +127,8 @@ pub(crate) fn same_distribution(f: &Field, b: &mut Builder) {
         format!("D={d:.6}"),
         format!("p={p:.3e}"),
         None,
-        Verdict::Pass,
-        "not sorted: every row hashes alike (floats to the tolerance), so the column's values \
-         are the same multiset on both sides",
+        verdict,
+        detail,
     );
 }
 
@@ -160,24 +182,7 @@ pub(crate) async fn ks_column(ctx: &SessionContext, f: &Field, b: &mut Builder) 
         }
     }
     let d = if d.is_finite() { d } else { 0.0 };
-    let p = p_value(d, n1, n2);
-    b.gate(
-        "distribution",
-        "Kolmogorov-Smirnov",
-        Some(f.name()),
-        format!("D={d:.6}"),
-        format!("p={p:.3e}"),
-        None,
-        // a difference only when it is both unlikely by chance and not negligible
-        !(p < 1e-3 && d > 1e-3),
-        Verdict::Fail,
-        || {
-            format!(
-                "column {} is distributed differently: D = {d:.6}, p = {p:.3e}",
-                f.name()
-            )
-        },
-    );
+    ks_row(f, d, p_value(d, n1, n2), "", b);
     Ok(())
 }
 

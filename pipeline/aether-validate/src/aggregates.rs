@@ -302,13 +302,12 @@ pub(crate) async fn find_key(
     cands.sort_by_key(|f| score(f));
     for f in cands.into_iter().take(3) {
         let range = stats.get(f.name()).and_then(|s| int_range(f, s));
-        let unique = match range {
-            // fewer possible values than rows: some repeat
-            Some((min, max)) if ((max - min) as u128) < rows as u128 - 1 => false,
-            // a bitmap of the range, a quarter of the memory at most
-            Some((min, max)) if ((max - min) as u128) < (memory_mb as u128) << 21 => {
-                distinct_ints(ctx, f, min, max).await?
-            }
+        let check = range.map_or(RangeCheck::Count, |(min, max)| {
+            by_range(min, max, rows, memory_mb)
+        });
+        let unique = match (check, range) {
+            (RangeCheck::TooFewValues, _) => false,
+            (RangeCheck::Bitmap, Some((min, max))) => distinct_ints(ctx, f, min, max).await?,
             _ => {
                 let c = ident(f.name());
                 let d = one_row(ctx, &format!("SELECT COUNT(DISTINCT {c}) FROM cpu")).await?;
@@ -320,6 +319,29 @@ pub(crate) async fn find_key(
         }
     }
     Ok(Vec::new())
+}
+
+/// How an integer key candidate with values in `min..=max` is checked unique.
+#[derive(Debug, PartialEq)]
+enum RangeCheck {
+    /// The range holds fewer values than there are rows: some repeat.
+    TooFewValues,
+    /// A bitmap of the range fits a quarter of the memory.
+    Bitmap,
+    /// Neither: `COUNT(DISTINCT)`.
+    Count,
+}
+
+fn by_range(min: i64, max: i64, rows: u64, memory_mb: usize) -> RangeCheck {
+    // (in 128 bits: the range of two 64-bit values overflows 64)
+    let values = max as i128 - min as i128 + 1;
+    if values < rows as i128 {
+        RangeCheck::TooFewValues
+    } else if values <= (memory_mb as i128) << 21 {
+        RangeCheck::Bitmap
+    } else {
+        RangeCheck::Count
+    }
 }
 
 /// An integer column's (min, max) from its statistics (non-null count, min, max, …), when both
@@ -379,6 +401,18 @@ mod tests {
     use datafusion::arrow::array::{Int64Array, RecordBatch};
     use datafusion::arrow::datatypes::Schema;
     use std::sync::Arc;
+
+    /// The way a key is checked, from its range, the rows and the memory (no overflow at the
+    /// extremes of 64 bits).
+    #[test]
+    fn range_decides_the_check() {
+        assert_eq!(by_range(0, 8, 10, 512), RangeCheck::TooFewValues);
+        assert_eq!(by_range(0, 9, 10, 512), RangeCheck::Bitmap);
+        assert_eq!(by_range(-5, (512 << 21) - 6, 10, 512), RangeCheck::Bitmap);
+        assert_eq!(by_range(-5, (512 << 21) - 5, 10, 512), RangeCheck::Count);
+        assert_eq!(by_range(i64::MIN, i64::MAX, 10, 512), RangeCheck::Count);
+        assert_eq!(by_range(i64::MAX, i64::MAX, 1, 512), RangeCheck::Bitmap);
+    }
 
     /// The bitmap test of a key tells the truth on distinct values, on a repeat (also across
     /// batches), and when a value lies outside the range the statistics gave.

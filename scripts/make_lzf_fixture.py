@@ -2,7 +2,7 @@
 """Write a small real Spark event log compressed with Spark's LZF codec (ning compress-lzf),
 for the codec tests: datasets/fixtures/lzf/<appId>.lzf, plus a JSON record of what Spark counted.
 
-Usage: SPARK_LOCAL_IP=127.0.0.1 python3 scripts/make_lzf_fixture.py  (needs `pip install pyspark`)
+Usage: SPARK_LOCAL_IP=127.0.0.1 python3 scripts/make_lzf_fixture.py  (needs pyspark: scripts/setup --test puts it in .venv)
 """
 import json, os, shutil, sys, tempfile
 from pyspark.sql import SparkSession

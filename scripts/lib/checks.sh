@@ -58,11 +58,48 @@ xgboost_ok() {
   echo "$dest/xgboost/lib/libxgboost.so"
 }
 
+# A program of PYTHON's installation: beside it when PYTHON is a path (a virtualenv's
+# bin/python), else on PATH. Usage: python_tool PYTHON NAME
+python_tool() {
+  case "$1" in
+    */*) [ -x "${1%/*}/$2" ] ;;
+    *) command -v "$2" >/dev/null 2>&1 ;;
+  esac
+}
+
+# The project's virtualenv, where scripts/setup puts every Python tool (PEP 668: Debian's and
+# Ubuntu's system Python refuses `pip install`): $AETHER_VENV, default .venv, as an absolute path
+# (relative ones are to the current directory: the repo root). Usage: project_venv
+project_venv() {
+  local v=${AETHER_VENV:-.venv}
+  case "$v" in /*) echo "$v" ;; *) echo "$PWD/$v" ;; esac
+}
+
+# A usable virtualenv at DIR: its python runs and has pip (setup downloads the XGBoost wheel and
+# installs with it). Usage: venv_ok DIR -> prints "Python <version>, from <base interpreter>"
+venv_ok() {
+  [ -f "$1/pyvenv.cfg" ] || return 1
+  "$1/bin/python" - <<'PY' 2>/dev/null
+import os, sys
+import pip  # noqa: F401
+if sys.prefix == sys.base_prefix:
+    sys.exit(1)
+print(f"Python {sys.version.split()[0]}, from {os.path.realpath(sys.executable)}")
+PY
+}
+
+# PYTHON can make a virtualenv with pip in it: the venv and ensurepip modules (Debian ships
+# ensurepip in python3-venv, which a fresh Debian 12 lacks).
+# Usage: python_venv_ok PYTHON -> prints "Python <version>"
+python_venv_ok() {
+  "$1" -c 'import sys, venv, ensurepip; print("Python", sys.version.split()[0])' 2>/dev/null
+}
+
 # moto's server at the pinned version, with boto3 (the tests seed buckets with it).
 # Usage: moto_ok VERSION [PYTHON] -> prints the version found
 moto_ok() {
   local version=$1 py=${2:-python3}
-  command -v moto_server >/dev/null 2>&1 || return 1
+  python_tool "$py" moto_server || return 1
   "$py" - "$version" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
@@ -74,11 +111,12 @@ print(v)
 PY
 }
 
-# pyspark at the pinned minor version with its spark-submit on PATH (the local backend's Spark;
-# Spark 3.5 is what EMR 7 runs). Usage: pyspark_ok 3.5 [PYTHON] -> prints the version found
+# pyspark at the pinned minor version with its spark-submit (beside PYTHON, or on PATH: the
+# local backend's Spark; Spark 3.5 is what EMR 7 runs).
+# Usage: pyspark_ok 3.5 [PYTHON] -> prints the version found
 pyspark_ok() {
   local minor=$1 py=${2:-python3} v
-  command -v spark-submit >/dev/null 2>&1 || return 1
+  python_tool "$py" spark-submit || return 1
   v=$("$py" -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null) || return 1
   case "$v" in "$minor".*) echo "$v" ;; *) return 1 ;; esac
 }

@@ -824,7 +824,7 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     SPARK_SUBMIT = os.environ.get("EMULATOR_SPARK_SUBMIT") or shutil.which("spark-submit")
     if not SPARK_SUBMIT:
-        sys.exit("emulator: no spark-submit (pip install 'pyspark==3.5.*')")
+        sys.exit("emulator: no spark-submit (scripts/setup --test installs pyspark in .venv; put .venv/bin on PATH)")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "emulator")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "emulator")
     app = CloudWatchCbor(Emulator())

@@ -283,3 +283,71 @@ fn rule_variants_equal_the_reference_bootstrap_configs() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 7 * 20, "{compared} values compared");
 }
+
+/// The bundled sample job (`datasets/sample-job/`, its CPU log in `datasets/sample/`, made by
+/// `scripts/sample-log`) is one QualX recommends at its real thresholds: at the default
+/// settings aether gives it the reference tool's speedup, GPU duration, category (not "Not
+/// Recommended"), reason, per-SQL predictions and bootstrap config
+/// (`datasets/sample-job/reference/`, the tool's output on that log).
+#[test]
+fn the_bundled_sample_job_is_recommended_as_the_reference_tool_says() {
+    let repo = common::repo();
+    let reference = repo.join("datasets/sample-job/reference");
+    let status = common::csv_rows(&reference.join("qual_core_output/status.csv"));
+    assert_eq!(status.len(), 1, "{status:?}");
+    let (log, app) = (&status[0]["Event Log"], &status[0]["App ID"]);
+    assert_eq!(status[0]["Status"], "SUCCESS");
+    let log = repo.join("datasets/sample").join(log);
+    let results = qualify_inputs(
+        &[log.to_string_lossy().into_owned()],
+        &options(BATCH_LOGS, false),
+        |_, _, _| {},
+    );
+    assert_eq!(results.len(), 1);
+    let q = &results[0];
+    assert_eq!(q.status, Status::Success, "{}", q.status_reason);
+    assert_eq!(
+        (q.app_id.as_str(), q.app_name.as_str()),
+        (app.as_str(), "sales_report")
+    );
+
+    let summary = common::csv_by(&reference.join("qualification_summary.csv"), "App ID");
+    let s = &summary[app];
+    let category = &s["Estimated GPU Speedup Category"];
+    assert!(
+        ["Small", "Medium", "Large"].contains(&category.as_str()),
+        "the reference does not recommend the sample job: {s:?}"
+    );
+    assert_eq!(&q.category, category);
+    assert_eq!(q.not_recommended_reason, s["Not Recommended Reason"]);
+    assert_eq!(
+        q.speedup.app_duration_pred_ms.to_string(),
+        s["Estimated GPU Duration"]
+    );
+    let per_app = common::csv_by(&reference.join("xgboost_predictions/per_app.csv"), "appId");
+    let want: f64 = per_app[app]["speedup"].parse().unwrap();
+    assert!(
+        (q.speedup.speedup - want).abs() < 1e-3 * want,
+        "speedup {} vs the reference's {want}",
+        q.speedup.speedup
+    );
+    // every SQL's prediction
+    let per_sql = common::csv_rows(&reference.join("xgboost_predictions/per_sql.csv"));
+    assert_eq!(q.sqls.len(), per_sql.len(), "{:?}", q.sqls);
+    for w in &per_sql {
+        let id: i64 = w["sqlID"].parse().unwrap();
+        let got = q
+            .sqls
+            .iter()
+            .find(|s| s.row.sql_id == id)
+            .unwrap_or_else(|| panic!("sql {id}: not predicted"));
+        let want: f64 = w["y_pred"].parse().unwrap();
+        assert!(
+            (got.y_pred - want).abs() < 1e-6 * want,
+            "sql {id}: {} vs {want}",
+            got.y_pred
+        );
+    }
+    let conf = reference.join(format!("qual_core_output/tuning/{app}-bootstrap.conf"));
+    assert_eq!(our_conf(q), reference_conf(&conf));
+}

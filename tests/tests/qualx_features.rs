@@ -225,3 +225,17 @@ fn compare_with_reference(
     );
     assert!(rows_ok >= min_rows, "rows compared: {rows_ok}");
 }
+
+/// The bundled sample job's CPU log (`datasets/sample/`, the app `sales_report` of
+/// `datasets/sample-job/`) against the reference tool's output on it
+/// (`datasets/sample-job/reference/`).
+#[test]
+fn qualx_features_equal_the_reference_tool_on_the_sample_job() {
+    let repo = common::repo();
+    compare_with_reference(
+        &repo.join("datasets/sample-job/reference"),
+        &repo.join("datasets/sample"),
+        1,
+        3,
+    );
+}

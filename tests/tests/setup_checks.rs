@@ -228,3 +228,253 @@ fn setup_installs_libclang_on_a_fresh_machine() {
     assert!(err.contains("libclang: found"), "{err}");
     assert!(!log.exists(), "apt-get ran again");
 }
+
+fn write_exe(path: &Path, text: &str) {
+    fs::write(path, text).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn realpath(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A Python without the venv/ensurepip modules (Debian 12 without python3-venv): setup asks
+/// apt-get for python3-venv; as a user whose sudo cannot install, it stops and says what to
+/// install; as root, it installs it and makes the virtualenv from that Python.
+#[test]
+fn setup_installs_python3_venv_when_the_python_cannot_make_a_venv() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let log = dir.path().join("apt.log");
+    let installed = dir.path().join("python3-venv-installed");
+    // Debian's python3 until python3-venv is there: no ensurepip, so no `-m venv` either
+    let py = dir.path().join("python3");
+    write_exe(
+        &py,
+        &format!(
+            "#!/bin/sh\nif [ ! -e {installed} ]; then case \"$*\" in *ensurepip*|*venv*)\n  \
+             echo \"ModuleNotFoundError: No module named 'ensurepip'\" >&2; exit 1 ;;\nesac; fi\n\
+             exec /usr/bin/python3 \"$@\"\n",
+            installed = installed.display()
+        ),
+    );
+    let apt = format!(
+        "#!/bin/sh\necho \"$@\" >> {log}\ncase \"$*\" in *install*python3-venv*) : > {installed} ;; esac\n",
+        log = log.display(),
+        installed = installed.display()
+    );
+    write_exe(&bin.join("apt-get"), &apt);
+    let venv = dir.path().join("venv");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = || {
+        Command::new("scripts/setup")
+            .arg("--venv")
+            .current_dir(repo())
+            .env("AETHER_PYTHON", &py)
+            .env("AETHER_VENV", &venv)
+            .env("AETHER_UV", "")
+            .env("PATH", &path)
+            .env_remove("VIRTUAL_ENV")
+            .output()
+            .expect("scripts/setup runs")
+    };
+
+    // not root, and sudo may not install: a clear error, nothing made
+    write_exe(&bin.join("id"), "#!/bin/sh\necho 1000\n");
+    write_exe(
+        &bin.join("sudo"),
+        "#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n",
+    );
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("has no venv/ensurepip module: installing python3-venv"),
+        "{err}"
+    );
+    assert!(
+        err.contains("'apt-get install python3-venv' failed: install them as root (sudo apt-get install python3-venv)"),
+        "{err}"
+    );
+    assert!(!venv.exists() && !installed.exists());
+
+    // root: apt-get installs python3-venv, then the virtualenv is made from that Python
+    fs::remove_file(bin.join("id")).unwrap();
+    fs::remove_file(bin.join("sudo")).unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let apt_calls = fs::read_to_string(&log).expect("apt-get was called");
+    assert!(
+        apt_calls.contains("install -y -q python3-venv"),
+        "{apt_calls}"
+    );
+    assert!(
+        err.contains(&format!("python venv: made {}", venv.display())),
+        "{err}"
+    );
+    assert_eq!(
+        realpath(&venv.join("bin/python")),
+        realpath(Path::new("/usr/bin/python3"))
+    );
+
+    // the second run finds it and installs nothing
+    fs::remove_file(&log).unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("python venv: found {}", venv.display())),
+        "{err}"
+    );
+    assert!(!log.exists(), "apt-get ran again");
+}
+
+/// What `python -c CODE` prints (trimmed), failing the test when it fails.
+fn py_out(python: &Path, code: &str) -> String {
+    let o = Command::new(python)
+        .args(["-c", code])
+        .env_remove("PYTHONPATH")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        python.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(&o)
+}
+
+/// `scripts/setup --python-tools` with this machine's Debian `/usr/bin/python3`, which carries
+/// the real PEP 668 marker (EXTERNALLY-MANAGED): moto, boto3 and pyspark go into a virtualenv
+/// made from it, and the system Python's site-packages are left as they were. With only the
+/// system directories on PATH, any `python3 -m pip install` outside the virtualenv would be
+/// refused by the marker and fail the run.
+#[test]
+fn setup_puts_python_tools_in_a_venv_under_pep_668() {
+    let system = Path::new("/usr/bin/python3");
+    let stdlib = py_out(
+        system,
+        "import sysconfig; print(sysconfig.get_path('stdlib'))",
+    );
+    let marker = Path::new(&stdlib).join("EXTERNALLY-MANAGED");
+    assert!(
+        marker.is_file(),
+        "{} missing: this test needs a PEP 668 system Python (Debian 12)",
+        marker.display()
+    );
+    // the marker is in force: pip refuses the system Python (or there is no pip at all, as on a
+    // fresh Debian 12)
+    let o = Command::new(system)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--no-index",
+            "aether-never-installed",
+        ])
+        .env_remove("PIP_BREAK_SYSTEM_PACKAGES")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("externally-managed-environment") || err.contains("No module named pip"),
+        "{err}"
+    );
+    // the system Python's site-packages (and its user site), entry by entry
+    let sites = || -> Vec<(String, Vec<String>)> {
+        let dirs = py_out(
+            system,
+            "import site; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))",
+        );
+        dirs.lines()
+            .map(|d| {
+                let mut names: Vec<String> = fs::read_dir(d)
+                    .map(|r| {
+                        r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                names.sort();
+                (d.to_string(), names)
+            })
+            .collect()
+    };
+    let before = sites();
+
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let run = || {
+        Command::new("scripts/setup")
+            .arg("--python-tools")
+            .current_dir(repo())
+            .env("AETHER_PYTHON", system)
+            .env("AETHER_VENV", &venv)
+            .env("AETHER_UV", "")
+            // python3 is Debian's: no pyenv, no other virtualenv, no pip override of PEP 668
+            .env(
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .env_remove("PIP_USER")
+            .env_remove("PIP_BREAK_SYSTEM_PACKAGES")
+            .output()
+            .expect("scripts/setup runs")
+    };
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let v = venv.display();
+    for line in [
+        format!("python venv: made {v} (Python "),
+        format!("moto_server 5.2.5: installed {v}/bin/moto_server"),
+        "pyspark 3.5.".to_string(),
+        format!("installed {v}/bin/spark-submit"),
+    ] {
+        assert!(err.contains(&line), "{line:?} not in:\n{err}");
+    }
+
+    // (a) a virtualenv of the system Python
+    let py = venv.join("bin/python");
+    assert!(venv.join("pyvenv.cfg").is_file());
+    assert_eq!(realpath(&py), realpath(system));
+    assert_eq!(
+        py_out(&py, "import sys; print(sys.prefix != sys.base_prefix)"),
+        "True"
+    );
+    // (b) the tools are in it
+    let files = py_out(
+        &py,
+        "import boto3, moto, pyspark; print(boto3.__file__); print(moto.__file__); print(pyspark.__file__)",
+    );
+    let venv_real = realpath(&venv);
+    for f in files.lines() {
+        assert!(
+            realpath(Path::new(f)).starts_with(&venv_real),
+            "{f} is outside {v}"
+        );
+    }
+    for tool in ["moto_server", "spark-submit"] {
+        assert!(venv.join("bin").join(tool).is_file(), "{tool}");
+    }
+    // (c) nothing written to the system Python
+    assert_eq!(sites(), before, "the system Python's site-packages changed");
+
+    // the second run finds everything and installs nothing
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("python venv: found {v}")), "{err}");
+    assert!(
+        err.contains(&format!("moto_server 5.2.5: found {v}/bin/moto_server")),
+        "{err}"
+    );
+    assert!(!err.contains("installing"), "{err}");
+}

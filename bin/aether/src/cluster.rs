@@ -20,7 +20,7 @@ pub struct ClusterArgs {
 
 #[derive(Subcommand)]
 enum ClusterAction {
-    /// Start a cluster of the GPU shape qualify recommended (its "Aether Shape ID").
+    /// Start a cluster of the GPU shape qualify recommended (the id in its "Shape" column).
     #[command(after_help = "Example: aether cluster create --cluster_shape_id 3")]
     Create {
         /// The shape id qualify printed (omit on the local platform for this machine as is).
@@ -85,7 +85,7 @@ enum ClusterAction {
 pub struct SubmitArgs {
     #[command(flatten)]
     ws: WsArgs,
-    /// The stored Spark configs to run with ("Aether Config ID" of qualify, or a later one).
+    /// The stored Spark configs to run with (qualify's "Config" column, or a later one).
     #[arg(long = "config_id", alias = "config-id", value_parser = id)]
     config_id: i64,
     #[command(flatten)]

@@ -93,8 +93,8 @@ enum FleetAction {
         kind: ManifestKind,
         #[command(flatten)]
         work: ShardWork,
-        /// The container image with aether in it (on its PATH).
-        #[arg(long)]
+        /// The container image with aether on its PATH (default: the tag scripts/image builds).
+        #[arg(long, default_value = concat!("aether:", env!("CARGO_PKG_VERSION")))]
         image: String,
         /// Shards run at once (Kubernetes parallelism; Batch runs what its queue allows).
         #[arg(long, default_value_t = 10)]

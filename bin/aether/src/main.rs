@@ -29,6 +29,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Which apps get faster and cheaper on GPUs: QualX speedup, category and GPU shape per app.
+    ///
     /// Predict which apps get faster and cheaper on GPUs (RAPIDS): QualX speedup per app and
     /// SQL, category, status per log; --output DIR writes the reports.
     Qualify(QualifyArgs),
@@ -36,38 +38,73 @@ enum Command {
     Cluster(cluster::ClusterArgs),
     /// Run a job on a cluster with a stored config; records the run and its event log.
     Submit(cluster::SubmitArgs),
+    /// A GPU run's recommended Spark properties (the profiling AutoTuner), stored as a config.
+    ///
     /// What GPU runs tell: the profiling AutoTuner's recommended Spark properties (the
     /// reference profiler's rules for EMR), stored as a config `submit` can run.
     Profile(profile::ProfileArgs),
+    /// The tuning loop: run, profile, re-configure until runs stop getting faster; resumable.
+    ///
     /// The tuning loop: submit the job with its best config, profile the run, a new config,
     /// again; keeps the fastest successful run; resumes after an interruption.
     Tune(tune::TuneArgs),
+    /// Is the GPU run's output the CPU run's? Row hashes, aggregates, KS: PASS / WARN / FAIL.
+    ///
     /// Is the GPU run's output the CPU run's? Schema, aggregates, every row by hash, a keyed
     /// diff, KS per numeric column: PASS / WARN / FAIL (exit 0 / 0 / 1).
     Validate(validate::ValidateArgs),
+    /// Reports from the job history: list, job, validation, metrics, and the web UI.
+    ///
     /// Reports from the job history: `report list` (KPIs and every job), `report job`, `report
     /// validation` (scheduled, exit 1 on a failure), `report ui` (the web UI), `report metrics`.
     Report(report::ReportArgs),
+    /// The whole workflow in one command: qualify, tune, validate, report each recommended app.
+    ///
     /// The whole workflow: qualify, then for each app recommended for the GPU tune it on a
     /// cluster of its shape (ended after it), validate its best run, and report; resumable.
     Run(run::RunArgs),
     /// Run SQL over event logs (or a warehouse) as tables.
     Sql(SqlArgs),
+    /// Per app: summary figures, bottlenecks with advice, slowest stages and SQL, GPU coverage.
+    ///
     /// Per application: summary figures, top bottlenecks with advice, slowest stages and SQL,
     /// and the share of time the GPU (RAPIDS) could not take.
     Analyze(AnalyzeArgs),
     /// Read event logs into a Parquet warehouse (a directory or s3://bucket/prefix).
     Ingest(IngestArgs),
+    /// The warehouse's upkeep: `warehouse compact` into day partitions of large files.
+    ///
     /// The warehouse's upkeep: `warehouse compact` rewrites the per-log files into Hive-style
     /// day partitions of large files, for aether and Athena / Trino / Spark SQL alike.
     Warehouse(WarehouseArgs),
+    /// One aether command over N shards of the logs: Spark tasks, Kubernetes or AWS Batch.
+    ///
     /// Fleet scale: one aether command over N shards of the logs as Spark tasks (`fleet
     /// submit` on EMR, `fleet driver` for any Spark), or as a Kubernetes Indexed Job or an AWS
     /// Batch array job (`fleet manifests`).
     Fleet(fleet::FleetArgs),
+    /// Train or evaluate a QualX-style model on CPU and GPU logs of the same workloads.
+    ///
     /// Train or evaluate a QualX-style XGBoost model on pairs of CPU and GPU event logs of the
     /// same workloads.
     Model(ModelArgs),
+    /// Checks before the first real `cluster create`: credentials, roles, buckets, quota, release.
+    ///
+    /// Before the first real `cluster create`: credentials, EMR's roles, writable buckets, the
+    /// release, GPU instance types and vCPU quota; OK / WARN / FAIL with what to fix (exit 1).
+    #[command(after_help = "Example: aether doctor --cluster_shape_id 3")]
+    Doctor {
+        #[command(flatten)]
+        ws: workflow::WsArgs,
+        /// Check this shape's nodes (default: the families of platform.emr.gpu_instance_types).
+        #[arg(long = "cluster_shape_id", alias = "cluster-shape-id", value_parser = workflow::id)]
+        shape_id: Option<i64>,
+        /// The checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read and change the settings file (~/.aether/config.toml).
+    ///
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
     /// --config FILE).
     Config(ConfigArgs),
@@ -428,6 +465,9 @@ struct QualifyArgs {
     /// Output format of the summary printed.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Every column of the summary table, not only those that fit the terminal.
+    #[arg(long)]
+    wide: bool,
     /// Show the top N reasons (XGBoost SHAP contributions) behind each app's prediction.
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "N")]
     explain: Option<usize>,
@@ -543,11 +583,9 @@ fn print_qualified(
     if let Some(dir) = &a.output {
         report::write_outputs(dir, results, names)?;
     }
-    let explain = a.explain.is_some();
-    println!(
-        "{}",
-        report::summary_text(results, a.format.into(), explain)?
-    );
+    let width = (!a.wide).then(aether_core::table::terminal_width);
+    let text = report::summary_text(results, a.format.into(), a.explain.is_some(), width)?;
+    println!("{text}");
     Ok(())
 }
 
@@ -560,7 +598,6 @@ fn qualify_to_warehouse(
     names: &[String],
     shown: Option<progress::Display>,
 ) -> Result<ExitCode> {
-    use aether_predict::qualify::Status;
     let t0 = std::time::Instant::now();
     let q = aether_workflow::qualify::qualify_to_warehouse(
         ws,
@@ -584,19 +621,8 @@ fn qualify_to_warehouse(
     for f in &q.failures {
         eprintln!("error: {f}");
     }
+    eprintln!("{}", q.summary(location, t0.elapsed()));
     let ok = q.written.iter().filter(|r| r.app_id.is_some()).count();
-    let bytes: u64 = q.written.iter().map(|r| r.bytes).sum();
-    let judged = q.results.iter().filter(|r| r.status == Status::Success);
-    eprintln!(
-        "ingested {} log(s) ({} with tables, {} qualified, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
-        q.written.len(),
-        ok,
-        judged.count(),
-        bytes as f64 / 1e6,
-        t0.elapsed().as_secs_f64(),
-        q.skipped,
-        location
-    );
     if !q.failures.is_empty() {
         return Ok(ExitCode::from(2));
     }
@@ -627,18 +653,6 @@ fn shard_exit(
     let (code, say) = aether_workflow::fleet::shard_exit(shard, unreadable, written, skipped)?;
     eprintln!("{say}");
     Some(ExitCode::from(code))
-}
-
-fn looks_like_sql(s: &str) -> bool {
-    let head = s
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_ascii_uppercase();
-    matches!(
-        head.as_str(),
-        "SELECT" | "WITH" | "SHOW" | "DESCRIBE" | "EXPLAIN" | "VALUES"
-    ) || s.trim_start().starts_with('(')
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -718,7 +732,7 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
     // `--event_log A B "SELECT …"`: the flag takes several values, so the query may land last
     if a.query.is_none()
         && let Some(last) = a.inputs.event_log.last()
-        && looks_like_sql(last)
+        && aether_shell::looks_like_sql(last)
         && !std::path::Path::new(last).exists()
     {
         a.query = a.inputs.event_log.pop();
@@ -919,6 +933,11 @@ fn main() -> ExitCode {
         Command::Tune(a) => tune::cmd_tune(a),
         Command::Validate(a) => validate::cmd_validate(a),
         Command::Run(a) => run::cmd_run(a),
+        Command::Doctor { ws, shape_id, json } => (|| {
+            let d = aether_workflow::doctor::doctor(&ws.open()?, shape_id)?;
+            println!("{}", d.render(json)?);
+            Ok(ExitCode::from(u8::from(d.failed() > 0)))
+        })(),
     };
     match res {
         Ok(code) => code,

@@ -2,11 +2,9 @@
 //! AutoTuner's recommended Spark properties, health and causes of slowness — printed.
 
 use crate::workflow::{ConfigArg, id};
-use aether_workflow::profile::{Profiled, json_of};
+use aether_workflow::profile::{Profile, json_of};
 use anyhow::Result;
 use clap::Args;
-use serde_json::Value;
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -43,6 +41,9 @@ pub struct ProfileArgs {
     /// How to print the recommendations.
     #[arg(long, value_enum, default_value_t = OutFormat::Table)]
     format: OutFormat,
+    /// Print the lines whole, not wrapped to the terminal's width.
+    #[arg(long)]
+    wide: bool,
     #[command(flatten)]
     ws: ConfigArg,
 }
@@ -66,7 +67,7 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    print(&p.apps, &p.slowness, &p.health, a.format)?;
+    print(&p, a.format, a.wide)?;
     if let Some(dir) = &a.output {
         aether_workflow::profile::write_outputs(&ws, dir, &p)?;
     }
@@ -80,64 +81,12 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
     })
 }
 
-fn print(
-    out: &[Profiled],
-    slowness: &BTreeMap<String, Vec<serde_json::Map<String, Value>>>,
-    health: &BTreeMap<String, String>,
-    f: OutFormat,
-) -> Result<()> {
+fn print(p: &Profile, f: OutFormat, wide: bool) -> Result<()> {
+    let out = &p.apps;
     match f {
         OutFormat::Table => {
-            for p in out {
-                if let Some(line) = health.get(&p.app_id) {
-                    println!("App ID: {}: {line}", p.app_id);
-                }
-                if let Some(rows) = slowness.get(&p.app_id).filter(|r| !r.is_empty()) {
-                    println!(
-                        "App ID: {}: why it was slow (task time each cause touched)",
-                        p.app_id
-                    );
-                    for r in rows {
-                        let g = |k: &str| {
-                            r.get(k)
-                                .map(|v| v.as_str().map(String::from).unwrap_or(v.to_string()))
-                                .unwrap_or_default()
-                        };
-                        println!(
-                            "  {}. {} {} ms ({}% of task time): {}\n     -> {}",
-                            g("rank"),
-                            g("cause"),
-                            g("time_ms"),
-                            g("task_time_pct"),
-                            g("detail"),
-                            g("remedy")
-                        );
-                    }
-                    println!();
-                }
-                println!(
-                    "App ID: {} ({}){}",
-                    p.app_id,
-                    p.event_log,
-                    p.config_id
-                        .map(|c| format!("  Aether Config ID: {c}"))
-                        .unwrap_or_default()
-                );
-                println!(
-                    "{}",
-                    aether_predict::profile::render_section_d(&p.tuning).trim_end()
-                );
-                if !p.remedies.is_empty() {
-                    println!(
-                        "\nGPU OOM remedies ({} tasks failed on GPU out-of-memory; beyond the reference, in the config):",
-                        p.gpu_oom_tasks
-                    );
-                    for (k, v) in &p.remedies {
-                        println!("--conf {k}={v}");
-                    }
-                }
-                println!();
-            }
+            let width = (!wide).then(aether_core::table::terminal_width);
+            print!("{}", aether_workflow::profile::text(p, width));
         }
         OutFormat::Csv => {
             println!("app_id,config_id,key,value,change,source");
@@ -161,7 +110,7 @@ fn print(
             for a in v.as_array_mut().into_iter().flatten() {
                 let id = a["app_id"].as_str().unwrap_or("").to_string();
                 a["slowness"] =
-                    serde_json::to_value(slowness.get(&id).cloned().unwrap_or_default())?;
+                    serde_json::to_value(p.slowness.get(&id).cloned().unwrap_or_default())?;
             }
             println!("{}", serde_json::to_string_pretty(&v)?)
         }

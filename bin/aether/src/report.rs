@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use aether_core::History;
+use aether_core::{History, table::terminal_width};
 use aether_report::html::{self, Mode};
 use aether_report::{model, render};
-use aether_workflow::Workspace;
+use aether_workflow::{Workspace, terminal};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -45,6 +45,9 @@ enum ReportAction {
         /// Write the report here instead of stdout.
         #[arg(long)]
         output: Option<PathBuf>,
+        /// Every column of the table, not only those that fit the terminal.
+        #[arg(long)]
+        wide: bool,
     },
     /// One job: every run (the CPU original, each GPU test run) with its config changes, the
     /// validations, and the spark-defaults and cluster to use.
@@ -133,12 +136,16 @@ fn json(v: &impl aether_report::Serialize) -> Result<String> {
 pub fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
     let cfg = a.ws.open()?;
     match a.action {
-        ReportAction::List { format, output } => {
+        ReportAction::List {
+            format,
+            output,
+            wide,
+        } => {
             let (h, path) = history(&cfg)?;
             let o = model::overview(&h)?;
             let form = output.as_deref().map_or(format, |p| form_of(p, format));
             let text = match form {
-                Form::Table => render::jobs_text(&o),
+                Form::Table => terminal::jobs_text(&o, (!wide).then(terminal_width)),
                 Form::Csv => render::jobs_table(&o).csv(),
                 Form::Json => json(&o)?,
                 Form::Md => {

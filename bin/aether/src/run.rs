@@ -4,6 +4,7 @@
 
 use crate::workflow::{WsArgs, stopped};
 use aether_workflow::run::{RunEnd, RunRequest};
+use aether_workflow::terminal;
 use anyhow::{Result, bail};
 use clap::Args;
 use std::io::IsTerminal;
@@ -74,7 +75,8 @@ pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         RunEnd::Stopped(s) => stopped(s),
         RunEnd::Declined => ExitCode::from(1),
         RunEnd::Done { failed, overview } => {
-            println!("{}", aether_report::render::jobs_text(&overview).trim_end());
+            let width = Some(aether_core::table::terminal_width());
+            println!("{}", terminal::jobs_text(&overview, width).trim_end());
             if failed > 0 {
                 ExitCode::from(1)
             } else {

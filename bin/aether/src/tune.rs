@@ -12,7 +12,7 @@ use std::process::ExitCode;
 pub struct TuneArgs {
     #[command(flatten)]
     ws: WsArgs,
-    /// The job to tune ("Aether Job ID" of qualify).
+    /// The job to tune (qualify's "Job" column).
     #[arg(long = "aether_job_id", alias = "aether-job-id", value_parser = id)]
     aether_job_id: i64,
     #[command(flatten)]

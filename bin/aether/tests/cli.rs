@@ -43,7 +43,7 @@ fn sql_over_the_bundled_sample() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o).trim(),
-        "app_name,complete\nfailing_tasks,true\npandas_udf__zstd,true\ntpch_q18__defaults,true\ntpch_q1__snappy,true\ntpch_q3,true\ntpch_q3__lz4,true"
+        "app_name,complete\nfailing_tasks,true\npandas_udf__zstd,true\nsales_report,true\ntpch_q18__defaults,true\ntpch_q1__snappy,true\ntpch_q3,true\ntpch_q3__lz4,true"
     );
     assert!(
         stderr(&o).is_empty(),
@@ -185,7 +185,7 @@ fn warehouse_round_trip_and_incremental_reingest() {
     let wh = dir.path().join("wh").display().to_string();
     let o = aether(&["ingest", &sample(), "--out", &wh]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("ingested 6 log(s)"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ingested 7 log(s)"), "{}", stderr(&o));
     let q = "SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM stages) AS stages, (SELECT sum(executor_run_time_ms) FROM tasks) AS run_ms, (SELECT count(*) FROM sql_plan_nodes) AS nodes";
     let from_logs = aether(&["sql", "--event_log", &sample(), "--format", "csv", q]);
     let from_wh = aether(&["sql", "--warehouse", &wh, "--format", "csv", q]);
@@ -194,7 +194,7 @@ fn warehouse_round_trip_and_incremental_reingest() {
     // again: nothing to read
     let o = aether(&["ingest", &sample(), "--out", &wh]);
     assert!(
-        stderr(&o).contains("ingested 0 log(s)") && stderr(&o).contains("skipped 6"),
+        stderr(&o).contains("ingested 0 log(s)") && stderr(&o).contains("skipped 7"),
         "{}",
         stderr(&o)
     );
@@ -207,7 +207,7 @@ fn warehouse_round_trip_and_incremental_reingest() {
     );
     let o = aether(&["ingest", &sample(), extra.to_str().unwrap(), "--out", &wh]);
     assert!(
-        stderr(&o).contains("ingested 1 log(s)") && stderr(&o).contains("skipped 6"),
+        stderr(&o).contains("ingested 1 log(s)") && stderr(&o).contains("skipped 7"),
         "{}",
         stderr(&o)
     );
@@ -219,7 +219,7 @@ fn warehouse_round_trip_and_incremental_reingest() {
         "csv",
         "SELECT count(*) AS n FROM applications",
     ]);
-    assert_eq!(stdout(&o).trim(), "n\n7");
+    assert_eq!(stdout(&o).trim(), "n\n8");
     // a changed log (new mtime) is read again; an unchanged one is skipped
     let copy = dir.path().join("local-1796009685770");
     std::fs::copy(&extra, &copy).unwrap();
@@ -700,13 +700,34 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     let col = |n: &str| h.iter().position(|c| c == n).unwrap();
     let (ia, is) = (col("App ID"), col("Unrounded GPU Speedup"));
     let rows: Vec<csv::StringRecord> = s.records().map(|x| x.unwrap()).collect();
-    assert_eq!(rows.len(), 6, "six sample apps");
+    assert_eq!(rows.len(), 7, "seven sample apps");
     let got: f64 = rows
         .iter()
         .find(|x| &x[ia] == "local-1796009671201")
         .map(|x| x[is].parse().unwrap())
         .unwrap();
     assert!((got - want).abs() < 1e-3 * want, "{got} vs {want}");
+    // the sample job (datasets/sample-job) is recommended, in the reference tool's category
+    let reference = repo().join("datasets/sample-job/reference/qualification_summary.csv");
+    let mut r = csv::Reader::from_path(&reference).unwrap();
+    let h = r.headers().unwrap().clone();
+    let rc = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let want = r.records().next().unwrap().unwrap();
+    let want_category = &want[rc("Estimated GPU Speedup Category")];
+    let job = rows
+        .iter()
+        .find(|x| x[ia] == want[rc("App ID")])
+        .expect("the sample job's app");
+    assert_eq!(&job[col("App Name")], "sales_report");
+    assert_eq!(&job[col("Estimated GPU Speedup Category")], want_category);
+    assert_eq!(
+        &job[col("Estimated GPU Speedup")],
+        &want[rc("Estimated GPU Speedup")]
+    );
+    assert!(
+        ["Small", "Medium", "Large"].contains(&want_category),
+        "{want_category}"
+    );
 
     let f = std::fs::read_to_string(out.join("features.csv")).unwrap();
     let header: Vec<&str> = f.lines().next().unwrap().split(',').collect();
@@ -814,6 +835,122 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     assert!(stdout(&o).contains("1 x g6.4xlarge"), "{}", stdout(&o));
 }
 
+/// `qualify` at a terminal width (`None`: unknown, as through a pipe).
+fn qualify_at(home: &Path, columns: Option<&str>, extra: &[&str]) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_aether"));
+    c.env("AETHER_HOME", home)
+        .args(["qualify", "--event_log", &sample()])
+        .args(extra);
+    match columns {
+        Some(n) => c.env("COLUMNS", n),
+        None => c.env_remove("COLUMNS"),
+    };
+    let o = c.output().expect("run aether");
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// The widest line, in characters (what a terminal shows).
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Whether a table line shows `name` whole, or cut (`…`) after at least its first character.
+fn shows(line: &str, name: &str) -> bool {
+    line.contains(name)
+        || (1..name.len())
+            .filter(|k| name.is_char_boundary(*k))
+            .any(|k| line.contains(&format!("{}…", &name[..k])))
+}
+
+/// qualify's terminal table fits the terminal: 120 columns when its width is unknown,
+/// `COLUMNS` when set; each app with its ids, speedup, recommendation and savings (the
+/// figures of the CSV); `--wide` is the full table; CSV ignores the width.
+#[test]
+fn qualify_table_fits_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let csv_text = qualify_at(home, Some("40"), &["--format", "csv"]);
+    assert!(
+        csv_text.starts_with("Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Category,Estimated GPU Duration,App Duration,Unsupported Operators Stage Duration Percent,Recommended GPU Cluster,CPU Cost USD,GPU Cost USD,Savings USD,Not Recommended Reason\n"),
+        "{csv_text}"
+    );
+    let mut r = csv::Reader::from_reader(csv_text.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert!(rows.len() >= 6, "the sample's apps: {csv_text}");
+    assert!(
+        widest(&csv_text) > 120,
+        "CSV rows are never fitted: {csv_text}"
+    );
+
+    for (columns, width) in [(None, 120), (Some("100"), 100), (Some("80"), 80)] {
+        let text = qualify_at(home, columns, &[]);
+        assert!(widest(&text) <= width, "{columns:?}:\n{text}");
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.starts_with("Job  Shape  Config  App ID ")
+                && header.contains("  Speedup  Recommendation"),
+            "{header}"
+        );
+        // at 120 every column of the summary a decision needs; narrower, the cluster and
+        // then the savings give way
+        assert_eq!(header.contains("GPU Cluster"), width == 120, "{header}");
+        assert_eq!(header.contains("Savings USD"), width >= 100, "{header}");
+        assert_eq!(text.lines().count(), rows.len() + 1, "{text}");
+        for row in &rows {
+            let app = &row[col("App ID")];
+            let line = text
+                .lines()
+                .find(|l| l.contains(app))
+                .unwrap_or_else(|| panic!("{app} in\n{text}"));
+            let ids: Vec<&str> = line.split_whitespace().take(4).collect();
+            // the job keeps its id; shapes and configs are stored anew by each qualify
+            assert_eq!(ids[0], &row[col("Aether Job ID")], "{line}");
+            assert!(ids[1].parse::<i64>().is_ok() && ids[2].parse::<i64>().is_ok());
+            assert_eq!(ids[3], app, "{line}");
+            assert!(shows(line, &row[col("App Name")]), "{line}");
+            let speedup: f64 = row[col("Estimated GPU Speedup")].parse().unwrap();
+            let category = &row[col("Category")];
+            assert!(
+                line.contains(&format!(" {speedup:.2}  {category}")),
+                "{speedup} {category}: {line}"
+            );
+            if width >= 100 {
+                let savings: f64 = row[col("Savings USD")].parse().unwrap();
+                assert!(line.contains(&format!(" {savings:.4}")), "{line}");
+            }
+            if width == 120 {
+                assert!(
+                    line.ends_with(&row[col("Recommended GPU Cluster")]),
+                    "{line}"
+                );
+            }
+        }
+    }
+
+    // --wide: every column of the summary, as before (whatever the terminal)
+    let wide = qualify_at(home, Some("80"), &["--wide"]);
+    assert!(wide.starts_with("+---"), "{wide}");
+    assert!(
+        wide.contains("| Aether Job ID | Aether Shape ID | Aether Config ID | App ID "),
+        "{wide}"
+    );
+    for c in [
+        "Estimated GPU Duration",
+        "Unsupported Operators Stage Duration Percent",
+        "CPU Cost USD",
+        "Not Recommended Reason",
+    ] {
+        assert!(wide.contains(c), "{c}: {wide}");
+    }
+    assert!(widest(&wide) > 120, "{wide}");
+    for row in &rows {
+        assert!(wide.contains(&row[col("Not Recommended Reason")]), "{wide}");
+    }
+}
+
 fn report_jobs(home: &Path) -> Vec<(String, String, String)> {
     let o = aether_home(home, &["report", "list", "--format", "csv"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -849,7 +986,7 @@ fn job_history_with_two_writers_at_once() {
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let jobs = report_jobs(home.path());
-    assert_eq!(jobs.len(), 6, "{jobs:?}");
+    assert_eq!(jobs.len(), 7, "{jobs:?}");
     assert!(jobs.iter().all(|(_, _, n)| n == "2"), "{jobs:?}");
     // once more: the same job ids
     let o = aether_home(home.path(), &["qualify", "--event_log", &sample()]);

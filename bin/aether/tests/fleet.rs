@@ -288,14 +288,14 @@ fn the_k8s_and_batch_manifests_cover_every_log_once() {
     );
     for kind in ["k8s", "batch"] {
         let wh = d.path().join(kind).display().to_string();
-        let mut a = vec![
-            "fleet",
-            "manifests",
-            "--kind",
-            kind,
-            "--image",
-            "acme/aether:1",
-        ];
+        let mut a = vec!["fleet", "manifests", "--kind", kind];
+        // k8s: the default image, the tag scripts/image builds
+        let image = if kind == "k8s" {
+            concat!("aether:", env!("CARGO_PKG_VERSION"))
+        } else {
+            a.extend(["--image", "acme/aether:1"]);
+            "acme/aether:1"
+        };
         a.push("--event_log");
         a.extend(ins.iter().map(String::as_str));
         a.extend([
@@ -314,6 +314,7 @@ fn the_k8s_and_batch_manifests_cover_every_log_once() {
                 // the kubelet: $(JOB_COMPLETION_INDEX) from the env the manifest declares
                 let job: serde_json::Value = serde_yaml::from_str(&text).unwrap();
                 let c = &job["spec"]["template"]["spec"]["containers"][0];
+                assert_eq!(c["image"], image);
                 assert_eq!(c["env"][0]["name"], "JOB_COMPLETION_INDEX");
                 let words: Vec<String> = c["command"]
                     .as_array()
@@ -330,6 +331,10 @@ fn the_k8s_and_batch_manifests_cover_every_log_once() {
                 cmd
             } else {
                 let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(
+                    doc["registerJobDefinition"]["containerProperties"]["image"],
+                    image
+                );
                 let words = doc["registerJobDefinition"]["containerProperties"]["command"]
                     .as_array()
                     .unwrap()
@@ -414,7 +419,7 @@ fn fleet_submit_runs_the_shards_as_one_emr_step() {
          print(c['JobFlowId'])",
     );
     let cluster = emu.boto(&up);
-    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.len(), 7, "{names:?}");
     let started = std::time::Instant::now();
     let o = emu
         .aether(&home)

@@ -199,3 +199,83 @@ fn cpu_only_and_unreadable_logs_are_told() {
         out(&o)
     );
 }
+
+/// `profile` at a terminal width (`None`: unknown, as through a pipe).
+fn profile_at(home: &Path, columns: Option<&str>, extra: &[&str]) -> String {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_aether"));
+    c.env("AETHER_HOME", home).arg("profile").args(extra);
+    for log in ["gpu_oom_eventlog.zstd", "rapids_join_eventlog.zstd"] {
+        c.arg("--event_log").arg(datasets().join(log));
+    }
+    match columns {
+        Some(n) => c.env("COLUMNS", n),
+        None => c.env_remove("COLUMNS"),
+    };
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    out(&o)
+}
+
+/// What a profile says, word by word, without the lines naming each app's log and config
+/// (its path is cut to fit, on a line of its own when narrow; each run stores a config of its
+/// own).
+fn words(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.contains("Aether Config ID: ") && !l.starts_with("  (/"))
+        .flat_map(str::split_whitespace)
+        .collect()
+}
+
+/// The profile's text fits the terminal (120 columns when its width is unknown, COLUMNS when
+/// set): prose wrapped under its marker, nothing lost; the `--conf` lines whole; a URL on a
+/// line of its own, never cut; `--wide` as the lines come.
+#[test]
+fn profile_text_fits_the_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path();
+    let wide = profile_at(home, Some("80"), &["--wide"]);
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest(&wide) > 200, "{wide}");
+    let conf = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("--conf "))
+            .map(String::from)
+            .collect()
+    };
+    assert!(
+        conf(&wide).contains(&"--conf spark.sql.shuffle.partitions=400".to_string()),
+        "{wide}"
+    );
+    for (columns, width) in [(None, 120), (Some("100"), 100), (Some("72"), 72)] {
+        let t = profile_at(home, columns, &[]);
+        for l in t.lines() {
+            // a property to copy and a word are never cut (at 72 some are wider)
+            let whole = l.starts_with("--conf ") || !l.trim().contains(' ');
+            assert!(l.chars().count() <= width || whole, "{columns:?}: {l}\n{t}");
+        }
+        assert_eq!(words(&t), words(&wide), "{columns:?}:\n{t}");
+        assert_eq!(conf(&t), conf(&wide), "{columns:?}");
+        // a remedy wrapped under its arrow; the app's log by its file name
+        assert!(
+            t.contains("\n     -> more shuffle partitions (spark.sql.shuffle.partitions),"),
+            "{t}"
+        );
+        // the app's line with its config, its log (on a line of its own when narrow)
+        let lines: Vec<&str> = t.lines().collect();
+        let i = lines
+            .iter()
+            .position(|l| {
+                l.starts_with("App ID: app-20250305192829-0000 ")
+                    && l.contains("Aether Config ID: ")
+            })
+            .unwrap_or_else(|| panic!("{t}"));
+        let head = format!("{} {}", lines[i], lines[i + 1]);
+        assert!(head.contains("gpu_oom_eventlog.zstd)"), "{head}");
+        assert!(
+            t.lines().any(|l| l
+                .trim()
+                .starts_with("https://docs.nvidia.com/spark-rapids/")),
+            "{t}"
+        );
+    }
+}

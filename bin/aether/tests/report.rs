@@ -131,6 +131,72 @@ fn the_list_has_the_fleet_kpis_and_a_recommendation_per_job() {
         t.contains("Savings per month") && t.contains("$10.00"),
         "{t}"
     );
+    // the table fits the terminal (120 columns when its width is unknown, COLUMNS when set):
+    // every job with its speedups and what to do; --wide: every column, reasons whole
+    let jobs = json(&aether(
+        home.path(),
+        &["report", "list", "--format", "json"],
+    ))["jobs"]
+        .clone();
+    let list = |columns: Option<&str>, wide: bool| -> String {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_aether"));
+        c.env("AETHER_HOME", home.path()).args(["report", "list"]);
+        if wide {
+            c.arg("--wide");
+        }
+        match columns {
+            Some(n) => c.env("COLUMNS", n),
+            None => c.env_remove("COLUMNS"),
+        };
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", err(&o));
+        out(&o)
+    };
+    let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let speedup = |v: &Value| v.as_f64().map_or("–".to_string(), |x| format!("{x:.2}x"));
+    for (columns, width) in [(None, 120), (Some("100"), 100), (Some("80"), 80)] {
+        let t = list(columns, false);
+        assert!(widest(&t) <= width, "{columns:?}:\n{t}");
+        assert!(
+            t.contains("Savings per month") && t.contains("$10.00"),
+            "{t}"
+        );
+        let header = t.lines().find(|l| l.starts_with("Job  App ")).unwrap();
+        for c in ["Pred.", "Meas.", "Action", "Config"] {
+            assert!(header.contains(c), "{c}: {header}");
+        }
+        for j in jobs.as_array().unwrap() {
+            let id = j["job_id"].to_string();
+            let line = t
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(id.as_str()))
+                .unwrap_or_else(|| panic!("job {id} in\n{t}"));
+            let action = match j["recommendation"]["action"].as_str().unwrap() {
+                "migrate" => "migrate",
+                "tune-further" => "tune further",
+                "stay-on-cpu" => "stay on CPU",
+                a => panic!("{a}"),
+            };
+            let (pred, meas) = (
+                speedup(&j["predicted_speedup"]),
+                speedup(&j["measured_speedup"]),
+            );
+            assert!(
+                line.contains(&format!("{pred}  {meas:>5}  ")) && line.contains(action),
+                "{pred} {meas} {action}: {line}"
+            );
+            let name = j["app_name"].as_str().unwrap();
+            if name == HOSTILE {
+                // a long name is cut, its start kept
+                assert!(line.contains("<script>") && line.contains('…'), "{line}");
+            } else {
+                assert!(line.contains(name), "{line}");
+            }
+        }
+    }
+    let wide = list(Some("80"), true);
+    assert!(widest(&wide) > 120, "{wide}");
+    assert!(wide.contains("Reason") && wide.contains("2.50x faster, output validated"));
     // an HTML file: self-contained, the hostile name as text
     let file = home.path().join("out/fleet.html");
     let o = aether(

@@ -2,7 +2,9 @@
 //! WebDriver protocol (a few JSON requests, offline), over the history of `common/fleet.rs`.
 //! Every page is loaded and screenshotted (PNG files under the build's target folder, kept for
 //! a look), the DOM holds the KPIs and the job rows, the hostile app name is text (no alert, no
-//! injected element), the job list filters, and a click on a job opens its page.
+//! injected element), the job list filters, and a click on a job opens its page. At 1280 × 800
+//! every table fits its page (no sideways scrolling), both sides of a job's clusters read as
+//! nodes (`4 x m5d.4xlarge`), and small costs keep their digits in the KPI cards.
 //! `scripts/setup --test` installs Chromium (Debian `chromium`, `chromium-driver`).
 
 mod common;
@@ -109,7 +111,7 @@ impl Browser {
             Some(
                 json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
                 "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1280,1400"]}}}}),
+                         "--window-size=1280,800"]}}}}),
             ),
         );
         let session = v["sessionId"]
@@ -156,6 +158,49 @@ impl Browser {
         std::fs::write(&p, png).unwrap();
         p
     }
+    /// The tables wider than what holds them, and the page when it scrolls sideways: none at
+    /// 1280 px.
+    fn overflowing(&self) -> Vec<String> {
+        let v = self.js(
+            "const bad = [];
+             for (const t of document.querySelectorAll('table')) {
+               const w = t.parentElement;
+               if (w.scrollWidth > w.clientWidth
+                   || t.getBoundingClientRect().right > w.getBoundingClientRect().right + 0.5) {
+                 bad.push(`table#${t.id}: ${t.getBoundingClientRect().width} px in ${w.clientWidth} px`);
+               }
+             }
+             const page = document.documentElement;
+             if (page.scrollWidth > window.innerWidth || page.scrollWidth > 1280) {
+               bad.push(`page: ${page.scrollWidth} px in a ${window.innerWidth} px window`);
+             }
+             return bad;",
+        );
+        serde_json::from_value(v).unwrap()
+    }
+    /// Every table of the page fits at the window's width (and at least one is there).
+    fn assert_tables_fit(&self, page: &str) {
+        assert_eq!(self.js("return window.innerWidth"), 1280, "{page}");
+        assert!(
+            self.js("return document.querySelectorAll('.scroll > table').length")
+                .as_u64()
+                .unwrap()
+                >= 1,
+            "{page}: no table"
+        );
+        let bad = self.overflowing();
+        assert!(
+            bad.is_empty(),
+            "{page} scrolls sideways at 1280 px: {bad:?}"
+        );
+    }
+    /// The KPI cards' values by their names.
+    fn kpis(&self) -> Vec<(String, String)> {
+        let v = self.js(
+            "return Array.from(document.querySelectorAll('#kpis .tile')).map(t => [t.dataset.kpi, t.querySelector('.v').textContent])",
+        );
+        serde_json::from_value(v).unwrap()
+    }
     fn click(&self, css: &str) {
         let e = self.call(
             "POST",
@@ -197,15 +242,12 @@ fn every_page_in_chromium_with_a_click_through() {
     // the overview: the KPI tiles, four charts, the jobs
     b.go(&format!("{base}/"));
     assert!(!b.alert_open(), "a script from an app name ran");
-    let kpis = b.js(
-        "return Array.from(document.querySelectorAll('#kpis .tile')).map(t => [t.dataset.kpi, t.querySelector('.v').textContent])",
-    );
+    let kpis = b.kpis();
     let kpi = |name: &str| {
-        kpis.as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k[0] == name)
-            .unwrap_or_else(|| panic!("no KPI {name}: {kpis}"))[1]
+        kpis.iter()
+            .find(|k| k.0 == name)
+            .unwrap_or_else(|| panic!("no KPI {name}: {kpis:?}"))
+            .1
             .clone()
     };
     assert_eq!(kpi("Jobs"), "5");
@@ -223,6 +265,20 @@ fn every_page_in_chromium_with_a_click_through() {
         "{names}"
     );
     assert_eq!(b.js("return document.querySelectorAll('img').length"), 0);
+    // "Jobs to act on" fits: its secondary figures folded under the main ones
+    b.assert_tables_fit("the overview");
+    assert_eq!(
+        b.js("return document.querySelector('#jobs tr.job').cells.length"),
+        b.js("return document.querySelector('#jobs thead tr').cells.length")
+    );
+    let etl_row = b.js(&format!(
+        "const r = document.querySelector(\"#jobs a[href='/jobs/{}']\").closest('tr');
+         return [r.querySelector('.speedup .measured').textContent,
+                 r.querySelector('.speedup .predicted').textContent,
+                 r.querySelector('.savings .monthly').textContent]",
+        f.etl
+    ));
+    assert_eq!(etl_row, json!(["2.50x", "predicted 3.10x", "$10.00/month"]));
     b.shot("overview");
 
     // the job list: filter, then click through to a job
@@ -236,6 +292,7 @@ fn every_page_in_chromium_with_a_click_through() {
         b.js("return Array.from(document.querySelectorAll('#jobs tbody tr')).filter(r => r.style.display !== 'none').length"),
         1
     );
+    b.assert_tables_fit("the job list");
     b.shot("jobs-filtered");
     b.js("const i = document.getElementById('filter'); i.value = ''; i.dispatchEvent(new Event('input')); return 0");
     b.shot("jobs");
@@ -262,6 +319,39 @@ fn every_page_in_chromium_with_a_click_through() {
             .unwrap()
             .contains("spark.sql.shuffle.partitions")
     );
+    // both sides of the cluster alike: nodes first, details apart, no JSON
+    let clusters = b.js("return ['cpu-cluster', 'gpu-cluster'].map(id => {
+           const e = document.getElementById(id);
+           return [e.querySelector('.cluster').textContent, e.querySelector('.sub').textContent,
+                   /^\\d+ x [a-z0-9]+\\.[a-z0-9]+$/.test(e.querySelector('.cluster').textContent),
+                   e.textContent.includes('{') || e.textContent.includes('\"')];
+         })");
+    assert_eq!(
+        clusters,
+        json!([
+            [
+                "4 x m5d.4xlarge",
+                "driver i3.2xlarge; 16 executors of 4 cores, 14.5 GiB heap; worker type inferred from the event log",
+                true,
+                false
+            ],
+            [
+                "1 x g6.4xlarge",
+                "1 executor of 16 cores, 1 L4 (24 GiB) per node",
+                true,
+                false
+            ]
+        ])
+    );
+    // the runs table fits, each run's speedup and idle cost folded under its duration and cost
+    b.assert_tables_fit("a job's page");
+    assert_eq!(
+        b.js("return Array.from(document.querySelectorAll('#runs tbody tr')).map(r => [r.querySelector('.speedup')?.textContent, r.querySelector('.idle')?.textContent, r.querySelector('.scale-to-zero')?.textContent])"),
+        json!([
+            ["1.67x vs CPU", "25% idle ($1.50)", "$5.25 with scale-to-zero 60 s"],
+            ["2.50x vs CPU", "25% idle ($1.25)", "$4.38 with scale-to-zero 60 s"]
+        ])
+    );
     b.shot("job");
 
     // the hostile job's page and the validations
@@ -271,13 +361,61 @@ fn every_page_in_chromium_with_a_click_through() {
         b.js("return document.getElementById('app-name').textContent"),
         HOSTILE
     );
+    b.assert_tables_fit("the hostile job's page");
     b.shot("job-hostile");
     b.go(&format!("{base}/validations?since=30d"));
     assert_eq!(
         b.js("return document.querySelector('#latest tbody tr .badge.NEW') !== null"),
         true
     );
+    b.assert_tables_fit("the validations");
     b.shot("validations");
+
+    // small costs, as a tune on the EMR emulator leaves them: the cards show the digits the
+    // table shows, never $0.00
+    let small_home = tempfile::tempdir().unwrap();
+    let small = fleet::small_costs(&small_home.path().join("history.db"));
+    let small_ui = start_ui(small_home.path());
+    let small_base = format!("http://{}", small_ui.addr);
+    b.go(&format!("{small_base}/"));
+    let kpis = b.kpis();
+    assert!(
+        kpis.iter().all(|(_, v)| v != "$0.00" && v != "$0.01"),
+        "{kpis:?}"
+    );
+    let kpi = |name: &str| {
+        kpis.iter()
+            .find(|k| k.0 == name)
+            .unwrap_or_else(|| panic!("no KPI {name}: {kpis:?}"))
+            .1
+            .clone()
+    };
+    assert_eq!(kpi("Cost per run before"), "$0.014");
+    assert_eq!(kpi("Cost per run after"), "$0.0018");
+    assert_eq!(kpi("Savings per run"), "$0.012");
+    assert_eq!(kpi("Predicted savings per run (untested)"), "$0");
+    // the one job's row: the same figures as the cards
+    let row = b.js(&format!(
+        "const r = document.querySelector(\"#jobs a[href='/jobs/{small}']\").closest('tr');
+         return Array.from(r.cells).slice(4, 7).map(c => c.textContent)"
+    ));
+    assert_eq!(row, json!(["$0.014", "$0.0018", "$0.012"]));
+    // the other job: an estimate and a loss under a cent
+    let row = b.js(
+        "const r = Array.from(document.querySelectorAll('#jobs tr.job'))
+           .find(r => r.querySelector('a.app').textContent === 'Rapids Spark Profiling Tool Unit Tests');
+         return Array.from(r.cells).slice(4, 7).map(c => c.textContent)",
+    );
+    assert_eq!(row, json!(["$0.0041", "$0.0049estimated", "-$0.00080"]));
+    b.assert_tables_fit("the overview of small costs");
+    b.shot("overview-small-costs");
+    b.go(&format!("{small_base}/jobs/{small}"));
+    assert_eq!(
+        b.js("return document.querySelector('#runs .cost').firstChild.textContent"),
+        "$0.0018"
+    );
+    b.assert_tables_fit("the small job's page");
+    b.shot("job-small-costs");
     for n in [
         "overview",
         "jobs",
@@ -285,6 +423,8 @@ fn every_page_in_chromium_with_a_click_through() {
         "job",
         "job-hostile",
         "validations",
+        "overview-small-costs",
+        "job-small-costs",
     ] {
         assert!(shots.join(format!("{n}.png")).exists());
     }

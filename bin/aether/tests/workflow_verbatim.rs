@@ -46,31 +46,19 @@ fn words(line: &str, vars: &BTreeMap<&str, String>) -> Vec<String> {
         .collect()
 }
 
-/// The first row's value of each column named, from a printed table (`| a | b |`).
-fn table_values(text: &str, columns: &[&str]) -> Vec<String> {
-    let cells = |l: &str| -> Vec<String> {
-        l.trim()
-            .trim_matches('|')
-            .split('|')
-            .map(|c| c.trim().to_string())
-            .collect()
-    };
-    let mut lines = text.lines().filter(|l| l.trim_start().starts_with('|'));
-    let header = lines
-        .find(|l| l.contains(columns[0]))
-        .unwrap_or_else(|| panic!("no {} column in:\n{text}", columns[0]));
-    let header = cells(header);
-    let row = cells(lines.next().unwrap_or_else(|| panic!("no row in:\n{text}")));
-    columns
-        .iter()
-        .map(|c| {
-            let i = header
-                .iter()
-                .position(|h| h == c)
-                .unwrap_or_else(|| panic!("no {c} in {header:?}"));
-            row[i].clone()
-        })
-        .collect()
+/// The ids qualify prints first in its table (Job, Shape, Config), of its first row.
+fn printed_ids(text: &str) -> Vec<String> {
+    let mut lines = text.lines();
+    lines
+        .find(|l| l.split_whitespace().take(3).eq(["Job", "Shape", "Config"]))
+        .unwrap_or_else(|| panic!("no Job, Shape, Config columns in:\n{text}"));
+    let row = lines.next().unwrap_or_else(|| panic!("no row in:\n{text}"));
+    let ids: Vec<String> = row.split_whitespace().take(3).map(String::from).collect();
+    assert!(
+        ids.len() == 3 && ids.iter().all(|i| i.parse::<i64>().is_ok()),
+        "{row}"
+    );
+    ids
 }
 
 /// What a workflow left behind, for the checks after it.
@@ -129,10 +117,7 @@ fn run_workflow(
         let stdout = out(&o);
         match (args[0].as_str(), args.get(1).map(String::as_str)) {
             ("qualify", _) => {
-                let ids = table_values(
-                    &stdout,
-                    &["Aether Job ID", "Aether Shape ID", "Aether Config ID"],
-                );
+                let ids = printed_ids(&stdout);
                 vars.insert("JOB_ID", ids[0].clone());
                 vars.insert("SHAPE_ID", ids[1].clone());
                 vars.insert("CONFIG_ID", ids[2].clone());

@@ -1,5 +1,6 @@
 //! aether-core: what every phase shares — the settings file (`config`) and the job history
-//! (`history`, SQLite) — and the diagnostics set-up both binaries (`aether`, `aether-cluster`) use.
+//! (`history`, SQLite) — the diagnostics set-up both binaries (`aether`, `aether-cluster`) use,
+//! and text fitted to the terminal's width (`table`: the CLI's tables and prose).
 //!
 //! Owns: reading, validating and writing `~/.aether/config.toml` (or `$AETHER_HOME/config.toml`,
 //! or a file given with `--config`), key by key with a clear error for unknown keys and bad
@@ -13,6 +14,7 @@ pub use config::{Config, ConfigError, ConfigFile, Platform, RunOn};
 pub mod history;
 
 pub use history::{History, HistoryError};
+pub mod table;
 
 /// Send `tracing` diagnostics to stderr, filtered by `AETHER_LOG` (e.g. `AETHER_LOG=debug`,
 /// `AETHER_LOG=aether_ingest=trace`); warnings only by default. Safe to call more than once.

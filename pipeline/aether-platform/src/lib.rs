@@ -5,7 +5,9 @@
 //! machine's Spark; [`emr`]: EMR clusters and steps), the job definition a step re-runs
 //! ([`jobdef`]), [`emr_eks`]: EMR on EKS job runs on Karpenter capacity, the poll loop with backoff and a deadline ([`wait_step`]) that every command uses
 //! instead of the SDK waiters, reading a step's logs ([`log_tail`]), and CloudWatch metrics and
-//! alarms of the runs ([`cloudwatch`]).
+//! alarms of the runs ([`cloudwatch`]), and what an AWS account offers before the first real
+//! cluster ([`preflight`]: credentials, EMR's roles, writable buckets, releases, instance
+//! types, GPU vCPU quotas).
 //!
 //! Does not own: the job history (aether-core) or reading the logs a run leaves (aether-ingest).
 
@@ -22,6 +24,7 @@ pub mod jobdef;
 pub mod k8s_schema;
 pub mod karpenter;
 pub mod local;
+pub mod preflight;
 pub mod sandbox;
 
 pub use jobdef::{JobDefinition, JobDefinitionError};

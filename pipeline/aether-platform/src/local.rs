@@ -108,15 +108,15 @@ pub fn group_running(pgid: i32) -> usize {
         .count()
 }
 
-/// The last lines of `stderr` that look like an error, for a failed step's reason.
-fn failure_lines(stderr: &str) -> Option<String> {
+/// The last lines of a step's output that look like an error, for a failed step's reason.
+fn failure_lines(output: &str) -> Option<String> {
     // error lines, not Spark's own log lines (which mention errors in passing) or stack frames
     let logged = |l: &str| {
         [" INFO ", " WARN ", " DEBUG "]
             .iter()
             .any(|x| l.contains(x))
     };
-    let lines: Vec<&str> = stderr
+    let lines: Vec<&str> = output
         .lines()
         .filter(|l| !logged(l) && !l.starts_with('\t') && !l.starts_with("  "))
         .filter(|l| {
@@ -126,12 +126,19 @@ fn failure_lines(stderr: &str) -> Option<String> {
                 || l.starts_with("Caused by")
         })
         .collect();
-    // the last error lines, else the last lines
-    let pick = if lines.is_empty() {
-        stderr.lines().collect()
-    } else {
-        lines
+    // the last error lines, else the last lines that are not Spark's log lines, else the last
+    let plain = || -> Vec<&str> {
+        let p: Vec<&str> = output
+            .lines()
+            .filter(|l| !logged(l) && !l.trim().is_empty())
+            .collect();
+        if p.is_empty() {
+            output.lines().collect()
+        } else {
+            p
+        }
     };
+    let pick = if lines.is_empty() { plain() } else { lines };
     let pick = &pick[pick.len().saturating_sub(3)..];
     let s = pick.join("\n").trim().to_string();
     (!s.is_empty()).then_some(s)
@@ -197,14 +204,20 @@ impl LocalBackend {
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0);
-        let stderr = || std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
+        // spark-submit's own errors are on its stderr; a PySpark job's (its Python process's
+        // stderr: tracebacks, a script it cannot open) come out on its stdout, read last
+        let output = || {
+            ["stderr", "stdout"]
+                .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
+                .join("\n")
+        };
         match rc.map(|s| s.trim().to_string()) {
             Some(rc) if rc == "0" => f.info.state = StepState::Completed,
             Some(rc) => {
                 f.info.state = StepState::Failed;
                 f.info.failure_reason = Some(format!(
                     "spark-submit exited with {rc}: {}",
-                    failure_lines(&stderr()).unwrap_or_else(|| "no error output".into())
+                    failure_lines(&output()).unwrap_or_else(|| "no error output".into())
                 ));
             }
             None if alive(pid) => return Ok(f.info),
@@ -549,6 +562,10 @@ echo "args: $*"
 case "$last" in
   sleep) sleep 30 ;;
   fail) echo "Traceback (most recent call last):" >&2; echo "ValueError: bad input" >&2; exit 3 ;;
+  missing)
+    echo "26/12/04 14:40:17 INFO ShutdownHookManager: Shutdown hook called" >&2
+    echo "python3: can't open file '/gone/job.py': [Errno 2] No such file or directory"
+    exit 2 ;;
 esac
 echo '{"Event":"SparkListenerLogStart","Spark Version":"3.5.9"}' > "$ev/local-1"
 "#,
@@ -655,6 +672,19 @@ echo '{"Event":"SparkListenerLogStart","Spark Version":"3.5.9"}' > "$ev/local-1"
             .unwrap()
             .unwrap();
         assert!(std::fs::read_to_string(log).unwrap().contains("Traceback"));
+
+        // a PySpark job's own error is on spark-submit's stdout (Spark's log lines on stderr)
+        let s = b.submit(&c.cluster_id, &job("missing")).await.unwrap();
+        let done = wait_step(&b, &c.cluster_id, &s.step_id, fast(), |_, _| {})
+            .await
+            .unwrap();
+        let why = done.failure_reason.unwrap();
+        assert!(
+            why.contains("exited with 2")
+                && why.contains("can't open file '/gone/job.py'")
+                && !why.contains("ShutdownHookManager"),
+            "{why}"
+        );
     }
 
     #[tokio::test]

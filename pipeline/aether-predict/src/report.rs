@@ -66,23 +66,82 @@ const CONSOLE_COLUMNS: &[(&str, &str)] = &[
     ("Not Recommended Reason", "Not Recommended Reason"),
 ];
 
-/// What a terminal shows of a qualification: the summary table (in `format`), and with
-/// `explain` each app's top reasons (SHAP contributions) under it.
+/// The narrow table's columns (how each gives way: `aether_core::table`; the ids, what the
+/// next commands take, never do), each with the column of [`summary`] it shows.
+fn narrow_columns() -> Vec<(aether_core::table::Column, &'static str)> {
+    use aether_core::table::Column;
+    vec![
+        (Column::new("Job").right(), "Aether Job ID"),
+        (Column::new("Shape").right(), "Aether Shape ID"),
+        (Column::new("Config").right(), "Aether Config ID"),
+        (Column::new("App ID"), "App ID"),
+        (Column::new("App Name").shrink(8).optional(1), "App Name"),
+        (Column::new("Speedup").right(), "Estimated GPU Speedup"),
+        (Column::new("Recommendation"), "Category"),
+        (
+            Column::new("Savings USD").right().optional(2),
+            "Savings USD",
+        ),
+        (
+            Column::new("GPU Cluster").optional(3),
+            "Recommended GPU Cluster",
+        ),
+    ]
+}
+
+/// The summary for a terminal of `width` columns: the ids (Job, Shape, Config: what the
+/// next commands take), the app, its speedup and recommendation, the savings per run and the
+/// GPU cluster; long names cut, the last columns left out when they do not fit.
+fn narrow_table(summary: &RecordBatch, width: usize) -> Result<String> {
+    use datafusion::arrow::array::Array;
+    use datafusion::arrow::util::display::array_value_to_string;
+    let (columns, sources): (Vec<_>, Vec<_>) = narrow_columns().into_iter().unzip();
+    let mut t = aether_core::table::Table::new(columns);
+    let schema = summary.schema();
+    let cols = sources
+        .iter()
+        .map(|n| Ok(summary.column(schema.index_of(n)?).clone()))
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    for row in 0..summary.num_rows() {
+        let mut cells = Vec::new();
+        for (name, col) in sources.iter().zip(&cols) {
+            let f = col.as_any().downcast_ref::<Float64Array>();
+            cells.push(match (f, *name) {
+                (Some(_), _) if col.is_null(row) => String::new(),
+                // speedups to the hundredth and dollars to the ten-thousandth (as rounded),
+                // so that the points line up
+                (Some(f), "Estimated GPU Speedup") => format!("{:.2}", f.value(row)),
+                (Some(f), _) => format!("{:.4}", f.value(row)),
+                (None, _) => array_value_to_string(col, row)?,
+            });
+        }
+        t.row(cells);
+    }
+    Ok(t.render(width))
+}
+
+/// What a terminal shows of a qualification: the summary table (in `format`; as a table,
+/// fitted to `width` columns, or every column with `None`), and with `explain` each app's top
+/// reasons (SHAP contributions) under it.
 pub fn summary_text(
     results: &[AppQualification],
     format: aether_engine::OutputFormat,
     explain: bool,
+    width: Option<usize>,
 ) -> Result<String> {
     use std::fmt::Write as _;
     let summary = summary(results)?;
-    let mut text =
-        aether_engine::render(&summary.schema(), std::slice::from_ref(&summary), format)?
-            .trim_end()
-            .to_string();
+    let mut text = match (format, width) {
+        (aether_engine::OutputFormat::Table, Some(w)) => narrow_table(&summary, w)?,
+        _ => aether_engine::render(&summary.schema(), std::slice::from_ref(&summary), format)?,
+    }
+    .trim_end()
+    .to_string();
+    let mut why = String::new();
     if explain {
         for q in results.iter().filter(|q| q.status == Status::Success) {
             let _ = write!(
-                text,
+                why,
                 "\n\n{} ({}): speedup {:.2}",
                 q.app_id, q.app_name, q.speedup.speedup
             );
@@ -92,9 +151,15 @@ pub fn summary_text(
                 } else {
                     "lowers it"
                 };
-                let _ = write!(text, "\n  {f:<40} {v:+.4} ({way})");
+                let _ = write!(why, "\n  {f:<40} {v:+.4} ({way})");
             }
         }
+    }
+    match (format, width) {
+        (aether_engine::OutputFormat::Table, Some(w)) => {
+            text.push_str(&aether_core::table::wrap(&why, w))
+        }
+        _ => text.push_str(&why),
     }
     Ok(text)
 }

@@ -5,6 +5,7 @@
 
 pub mod html;
 pub mod model;
+pub mod money;
 pub mod render;
 pub mod svg;
 pub mod ui;

@@ -153,17 +153,18 @@ pub struct RunRow {
     pub best: bool,
 }
 
-/// `executors $0.0300 (spot $0.310/h) + driver $0.0100 + tail $0.0040` from an EMR on EKS
+/// `executors $0.030 (spot $0.310/h) + driver $0.010 + tail $0.0040` from an EMR on EKS
 /// run's recorded cost.
 fn cost_note(c: &serde_json::Value) -> Option<String> {
     let f = |k: &str| c[k].as_f64();
+    let usd = |k: &str| f(k).map(|v| crate::money::usd(Some(v)));
     Some(format!(
-        "executors ${:.4} ({} ${:.3}/h) + driver ${:.4} (on-demand) + consolidateAfter tail ${:.4}",
-        f("executor_usd")?,
+        "executors {} ({} ${:.3}/h) + driver {} (on-demand) + consolidateAfter tail {}",
+        usd("executor_usd")?,
         c["executor_price"].as_str().unwrap_or("?"),
         f("executor_usd_per_hour")?,
-        f("driver_usd")?,
-        f("tail_usd")?
+        usd("driver_usd")?,
+        usd("tail_usd")?
     ))
 }
 
@@ -222,8 +223,14 @@ pub struct QualificationView {
     pub category: String,
     pub not_recommended_reason: String,
     pub unsupported_pct: f64,
+    /// The CPU cluster the event log ran on, as its nodes (`4 x r5.4xlarge`).
     pub cpu_cluster: String,
+    /// Its driver, executors and how its worker type was found.
+    pub cpu_cluster_details: String,
+    /// The recommended GPU cluster, as its nodes (`1 x g4dn.2xlarge`).
     pub gpu_cluster: String,
+    /// Its executors and GPUs.
+    pub gpu_cluster_details: String,
 }
 
 /// One validation, as the reports show it.
@@ -574,17 +581,82 @@ pub fn overview_of(h: &History, keep: impl Fn(&JobSummary) -> bool) -> Result<Ov
     })
 }
 
-fn summary_of(v: &serde_json::Value) -> String {
-    v.get("summary")
-        .and_then(|s| s.as_str())
-        .map(String::from)
-        .unwrap_or_else(|| {
-            if v.is_null() {
-                String::new()
-            } else {
-                v.to_string()
-            }
-        })
+/// `1 GiB`, `1.5 GiB`, `512 MiB`.
+fn mib(m: i64) -> String {
+    if m >= 1024 {
+        format!("{} GiB", (m as f64 / 1024.0 * 10.0).round() / 10.0)
+    } else {
+        format!("{m} MiB")
+    }
+}
+
+/// `1 executor of 2 cores`, `4 executors of 8 cores`.
+fn executors(n: Option<i64>, cores: Option<i64>) -> Option<String> {
+    let n = n.filter(|n| *n > 0)?;
+    let s = if n == 1 { "" } else { "s" };
+    Some(match cores.filter(|c| *c > 0) {
+        Some(c) => format!("{n} executor{s} of {c} cores"),
+        None => format!("{n} executor{s}"),
+    })
+}
+
+/// A qualification's cluster as the pages show both sides alike: its nodes (`4 x r5.4xlarge`)
+/// and, apart, its details. Reads the GPU side qualify records (`summary`, `shape`) and the CPU
+/// side (the cluster inferred from the event log: worker nodes and type, driver, executors);
+/// anything else is shown as it is, in the details.
+pub fn cluster_view(v: &serde_json::Value) -> (String, String) {
+    let i = |k: &str| v[k].as_i64();
+    let text = |k: &str| v[k].as_str().filter(|s| !s.is_empty());
+    if let Some(summary) = text("summary") {
+        let s = &v["shape"];
+        let mut d: Vec<String> =
+            executors(s["executors"].as_i64(), s["cores_per_executor"].as_i64())
+                .into_iter()
+                .collect();
+        if let Some(gpu) = s["gpu"].as_str().filter(|g| !g.is_empty()) {
+            let mem = s["gpu_memory_mib"]
+                .as_i64()
+                .filter(|m| *m > 0)
+                .map(|m| format!(" ({})", mib(m)))
+                .unwrap_or_default();
+            d.push(format!(
+                "{} {gpu}{mem} per node",
+                s["gpus_per_node"].as_i64().unwrap_or(1)
+            ));
+        }
+        return (summary.to_string(), d.join(", "));
+    }
+    if let Some(worker) = text("worker_instance") {
+        let mut d = Vec::new();
+        if let Some(driver) = text("driver_instance") {
+            d.push(format!("driver {driver}"));
+        }
+        let mut e: Vec<String> = executors(i("num_executors"), i("cores_per_executor"))
+            .into_iter()
+            .collect();
+        if let Some(h) = i("executor_heap_mib").filter(|h| *h > 0) {
+            e.push(format!("{} heap", mib(h)));
+        }
+        if v["dynamic_allocation"].as_bool() == Some(true) {
+            e.push("dynamic allocation".into());
+        }
+        if !e.is_empty() {
+            d.push(e.join(", "));
+        }
+        d.push(match text("worker_instance_match") {
+            Some("nearest") => "worker type inferred from the event log (nearest size)".into(),
+            _ => "worker type inferred from the event log".to_string(),
+        });
+        return (
+            format!("{} x {worker}", i("num_worker_nodes").unwrap_or(1).max(1)),
+            d.join("; "),
+        );
+    }
+    if v.is_null() {
+        (String::new(), String::new())
+    } else {
+        ("–".into(), v.to_string())
+    }
 }
 
 /// A job's page; `None` for an unknown job.
@@ -669,15 +741,21 @@ pub fn job(h: &History, job_id: i64) -> Result<Option<JobDetail>> {
         .map(|q| serde_json::to_string_pretty(&q.gpu_cluster).unwrap_or_default())
         .unwrap_or_default();
     Ok(Some(JobDetail {
-        qualification: q.map(|q| QualificationView {
-            cpu_cluster: summary_of(&q.cpu_cluster),
-            gpu_cluster: summary_of(&q.gpu_cluster),
-            platform: q.platform,
-            model: q.model,
-            speedup: q.speedup,
-            category: q.category,
-            not_recommended_reason: q.not_recommended_reason,
-            unsupported_pct: q.unsupported_pct,
+        qualification: q.map(|q| {
+            let (cpu_cluster, cpu_cluster_details) = cluster_view(&q.cpu_cluster);
+            let (gpu_cluster, gpu_cluster_details) = cluster_view(&q.gpu_cluster);
+            QualificationView {
+                cpu_cluster,
+                cpu_cluster_details,
+                gpu_cluster,
+                gpu_cluster_details,
+                platform: q.platform,
+                model: q.model,
+                speedup: q.speedup,
+                category: q.category,
+                not_recommended_reason: q.not_recommended_reason,
+                unsupported_pct: q.unsupported_pct,
+            }
         }),
         validations: j
             .validations
@@ -837,10 +915,61 @@ mod tests {
         assert_eq!(
             cost_note(&d["cost"]).as_deref(),
             Some(
-                "executors $6.0000 (spot $0.310/h) + driver $3.0000 (on-demand) + consolidateAfter tail $1.0000"
+                "executors $6.00 (spot $0.310/h) + driver $3.00 (on-demand) + consolidateAfter tail $1.00"
             )
         );
         assert_eq!(cost_note(&serde_json::Value::Null), None);
         assert!(Idle::of(&serde_json::json!({}), Some(1.0)).is_none());
+    }
+
+    #[test]
+    fn both_sides_of_a_qualification_read_as_nodes() {
+        // as qualify records them (the emulator's sample job)
+        let cpu = serde_json::json!({"cores_per_executor": 2, "driver_instance": "i3.2xlarge",
+            "dynamic_allocation": false, "executor_heap_mib": 1024, "executors_per_node": 1,
+            "num_executors": 1, "num_worker_nodes": 1, "worker_instance": "m5d.large",
+            "worker_instance_match": "exact"});
+        let gpu = serde_json::json!({"summary": "1 x g4dn.2xlarge", "shape": {
+            "cores_per_executor": 8, "cost_usd": 0.0026, "executors": 1, "fits_memory": true,
+            "gpu": "T4", "gpu_memory_mib": 16384, "gpus_per_node": 1, "hourly_usd": 1.72,
+            "instance": "g4dn.2xlarge", "node_memory_mib": 32768, "nodes": 1}});
+        assert_eq!(
+            cluster_view(&cpu),
+            (
+                "1 x m5d.large".to_string(),
+                "driver i3.2xlarge; 1 executor of 2 cores, 1 GiB heap; worker type inferred from the event log".to_string()
+            )
+        );
+        assert_eq!(
+            cluster_view(&gpu),
+            (
+                "1 x g4dn.2xlarge".to_string(),
+                "1 executor of 8 cores, 1 T4 (16 GiB) per node".to_string()
+            )
+        );
+        let big = serde_json::json!({"cores_per_executor": 4, "driver_instance": "i3.2xlarge",
+            "dynamic_allocation": true, "executor_heap_mib": 14848, "num_executors": 16,
+            "num_worker_nodes": 4, "worker_instance": "m5d.4xlarge",
+            "worker_instance_match": "nearest"});
+        assert_eq!(
+            cluster_view(&big),
+            (
+                "4 x m5d.4xlarge".to_string(),
+                "driver i3.2xlarge; 16 executors of 4 cores, 14.5 GiB heap, dynamic allocation; worker type inferred from the event log (nearest size)".to_string()
+            )
+        );
+        // a summary alone; nothing; something else is kept, in the details
+        assert_eq!(
+            cluster_view(&serde_json::json!({"summary": "2 x m6gd.4xlarge"})),
+            ("2 x m6gd.4xlarge".to_string(), String::new())
+        );
+        assert_eq!(
+            cluster_view(&serde_json::Value::Null),
+            (String::new(), String::new())
+        );
+        assert_eq!(
+            cluster_view(&serde_json::json!({"nodes": 3})),
+            ("–".to_string(), "{\"nodes\":3}".to_string())
+        );
     }
 }

@@ -24,28 +24,7 @@ pub fn duration(ms: Option<i64>) -> String {
     }
 }
 
-/// Dollars: `$1,234.56`, `$0.0042` for amounts under a cent.
-pub fn usd(v: Option<f64>) -> String {
-    let Some(v) = v else {
-        return "–".into();
-    };
-    let sign = if v < 0.0 { "-" } else { "" };
-    let a = v.abs();
-    if a > 0.0 && a < 0.01 {
-        return format!("{sign}${a:.4}");
-    }
-    let cents = (a * 100.0).round() as u64;
-    let (whole, frac) = (cents / 100, cents % 100);
-    let digits = whole.to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    format!("{sign}${grouped}.{frac:02}")
-}
+pub use crate::money::usd;
 
 /// A speedup: `2.41x`.
 pub fn speedup(v: Option<f64>) -> String {
@@ -172,8 +151,22 @@ impl JobRow {
     pub fn measured(&self) -> String {
         speedup(self.measured_speedup)
     }
+    /// What the job list sorts its speedups by: measured, else predicted.
+    pub fn speedup_key(&self) -> f64 {
+        self.measured_speedup
+            .or(self.predicted_speedup)
+            .unwrap_or(0.0)
+    }
     pub fn cpu_cost(&self) -> String {
         usd(self.cpu_cost_usd)
+    }
+    /// The app id in pieces that end at its `_` and `-`, where a narrow column may break it.
+    pub fn app_id_parts(&self) -> Vec<&str> {
+        self.app_id.split_inclusive(['_', '-']).collect()
+    }
+    /// The GPU cost per run without its `(est.)` mark (the job list shows an estimate apart).
+    pub fn gpu_cost_figure(&self) -> String {
+        usd(self.gpu_cost_usd)
     }
     pub fn gpu_cost(&self) -> String {
         let c = usd(self.gpu_cost_usd);
@@ -210,6 +203,24 @@ impl JobRow {
     pub fn verdict(&self) -> String {
         self.validation.clone().unwrap_or_else(|| "–".into())
     }
+    /// The cells of this job's row in `report list`: Job, App, Category, Pred., Meas., CPU $/run,
+    /// GPU $/run, Valid., Action, Reason, Config (the full table and the one that fits alike).
+    pub fn list_cells(&self) -> Vec<String> {
+        vec![
+            self.job_id.to_string(),
+            self.app_name.clone(),
+            self.category_text(),
+            self.predicted(),
+            self.measured(),
+            self.cpu_cost(),
+            self.gpu_cost(),
+            self.verdict(),
+            self.action().into(),
+            self.recommendation.reason.clone(),
+            self.config(),
+        ]
+    }
+
     pub fn category_text(&self) -> String {
         self.category.clone().unwrap_or_else(|| "–".into())
     }
@@ -363,19 +374,7 @@ pub fn jobs_text(o: &Overview) -> String {
         "Config",
     ]);
     for j in &o.jobs {
-        t.rows.push(vec![
-            j.job_id.to_string(),
-            j.app_name.clone(),
-            j.category_text(),
-            j.predicted(),
-            j.measured(),
-            j.cpu_cost(),
-            j.gpu_cost(),
-            j.verdict(),
-            j.action().into(),
-            j.recommendation.reason.clone(),
-            j.config(),
-        ]);
+        t.rows.push(j.list_cells());
     }
     let mut out = String::new();
     for (k, v) in kpi_lines(&o.kpis) {
@@ -665,11 +664,38 @@ mod tests {
 
     #[test]
     fn figures() {
-        assert_eq!(usd(Some(1234.5)), "$1,234.50");
-        assert_eq!(usd(Some(-0.5)), "-$0.50");
-        assert_eq!(usd(Some(0.0042)), "$0.0042");
-        assert_eq!(usd(Some(0.0)), "$0.00");
         assert_eq!(usd(None), "–");
+        assert_eq!(usd(Some(f64::NAN)), "–");
+        // nothing is $0, whatever its sign
+        assert_eq!(usd(Some(0.0)), "$0");
+        assert_eq!(usd(Some(-0.0)), "$0");
+        // from $100: whole dollars, grouped
+        assert_eq!(usd(Some(1234.5)), "$1,235");
+        assert_eq!(usd(Some(1_234_567.4)), "$1,234,567");
+        assert_eq!(usd(Some(100.0)), "$100");
+        assert_eq!(usd(Some(99.996)), "$100");
+        assert_eq!(usd(Some(-250.0)), "-$250");
+        // from $1: cents
+        assert_eq!(usd(Some(99.99)), "$99.99");
+        assert_eq!(usd(Some(10.0)), "$10.00");
+        assert_eq!(usd(Some(4.375)), "$4.38");
+        assert_eq!(usd(Some(1.0)), "$1.00");
+        assert_eq!(usd(Some(0.9996)), "$1.00");
+        assert_eq!(usd(Some(-1.25)), "-$1.25");
+        // below $1: two significant digits, never rounded to $0.00 or $0.01
+        assert_eq!(usd(Some(0.5)), "$0.50");
+        assert_eq!(usd(Some(-0.5)), "-$0.50");
+        assert_eq!(usd(Some(0.123)), "$0.12");
+        assert_eq!(usd(Some(0.0137)), "$0.014");
+        assert_eq!(usd(Some(0.0119)), "$0.012");
+        assert_eq!(usd(Some(0.0042)), "$0.0042");
+        assert_eq!(usd(Some(0.0011)), "$0.0011");
+        assert_eq!(usd(Some(0.001_154_311)), "$0.0012");
+        assert_eq!(usd(Some(0.002_972_135)), "$0.0030");
+        assert_eq!(usd(Some(-0.0012)), "-$0.0012");
+        assert_eq!(usd(Some(0.00996)), "$0.010");
+        assert_eq!(usd(Some(0.0996)), "$0.10");
+        assert_eq!(usd(Some(0.000_012_34)), "$0.000012");
         assert_eq!(duration(Some(850)), "850 ms");
         assert_eq!(duration(Some(12_340)), "12.3 s");
         assert_eq!(duration(Some(245_000)), "4 min 05 s");

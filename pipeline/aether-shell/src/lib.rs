@@ -628,6 +628,20 @@ fn waits_for_more(s: &str) -> bool {
     scan.rest_has_code || scan.open
 }
 
+/// Whether a command-line word is a query rather than a path (`aether sql --event_log A B
+/// "SELECT …"`: the flag takes several values, so the query may land among them).
+pub fn looks_like_sql(s: &str) -> bool {
+    let head = s
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    matches!(
+        head.as_str(),
+        "SELECT" | "WITH" | "SHOW" | "DESCRIBE" | "EXPLAIN" | "VALUES"
+    ) || s.trim_start().starts_with('(')
+}
+
 /// The complete statements of `text` (each up to a `;` outside quotes and comments, trimmed,
 /// without it; blank ones dropped) and what follows the last `;`.
 pub fn split_statements(text: &str) -> (Vec<String>, String) {

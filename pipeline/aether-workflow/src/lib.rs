@@ -10,7 +10,9 @@
 //! [`validate`] a job's best run; [`qualify`] into the history (also from a step of the
 //! platform, [`source`]); [`run`], the four phases in one call; EMR on EKS capacity ([`eks`]);
 //! ids as printed ([`ids`]); the runs' figures as CloudWatch metrics and alarms
-//! ([`monitoring`]); cancellation ([`cancel`]: a token the caller trips, honoured at
+//! ([`monitoring`]); what an AWS account must offer before the first real cluster ([`doctor`]);
+//! the job list and profiles fitted to a terminal's width ([`terminal`], [`profile::text`]);
+//! cancellation ([`cancel`]: a token the caller trips, honoured at
 //! every wait so that clusters and steps are still ended); progress as [`events`] (the library
 //! never prints).
 //!
@@ -42,6 +44,7 @@
 
 pub mod cancel;
 pub mod cluster;
+pub mod doctor;
 pub mod eks;
 pub mod events;
 pub mod fleet;
@@ -55,6 +58,7 @@ pub mod run;
 pub mod runs;
 pub mod source;
 pub mod submit;
+pub mod terminal;
 pub mod tune;
 pub mod validate;
 pub mod workspace;

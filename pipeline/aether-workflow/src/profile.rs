@@ -282,6 +282,89 @@ pub fn json_of(out: &[Profiled]) -> Value {
     )
 }
 
+/// What a terminal shows of a profile, per app: its health, why it was slow (each cause with
+/// its remedy), the reference's section D (the recommended properties and the comments) and
+/// the GPU OOM remedies. Fitted to `width` columns (prose wrapped; `--conf` lines, to be
+/// copied, kept whole), or as the lines come with `None`.
+pub fn text(p: &Profile, width: Option<usize>) -> String {
+    use aether_core::table::{ellipsize_middle, wrap};
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for a in &p.apps {
+        if let Some(line) = p.health.get(&a.app_id) {
+            let _ = writeln!(s, "App ID: {}: {line}", a.app_id);
+        }
+        if let Some(rows) = p.slowness.get(&a.app_id).filter(|r| !r.is_empty()) {
+            let _ = writeln!(
+                s,
+                "App ID: {}: why it was slow (task time each cause touched)",
+                a.app_id
+            );
+            for r in rows {
+                let g = |k: &str| {
+                    r.get(k)
+                        .map(|v| v.as_str().map(String::from).unwrap_or(v.to_string()))
+                        .unwrap_or_default()
+                };
+                let _ = writeln!(
+                    s,
+                    "  {}. {} {} ms ({}% of task time): {}\n     -> {}",
+                    g("rank"),
+                    g("cause"),
+                    g("time_ms"),
+                    g("task_time_pct"),
+                    g("detail"),
+                    g("remedy")
+                );
+            }
+            s.push('\n');
+        }
+        let config = a.config_id.map(|c| format!("  Aether Config ID: {c}"));
+        let config = config.unwrap_or_default();
+        // narrow: the log's path cut in its middle (its file name stays), on a line of its
+        // own when the line leaves it less than 24 characters
+        let room = |w: usize| w.saturating_sub(11 + a.app_id.chars().count() + config.len());
+        let _ = match width.map(|w| (w, room(w))) {
+            None => writeln!(s, "App ID: {} ({}){config}", a.app_id, a.event_log),
+            Some((_, room)) if room >= 24 => {
+                let log = ellipsize_middle(&a.event_log, room);
+                writeln!(s, "App ID: {} ({log}){config}", a.app_id)
+            }
+            Some((w, _)) => {
+                let log = ellipsize_middle(&a.event_log, w.saturating_sub(4).max(24));
+                writeln!(s, "App ID: {}{config}\n  ({log})", a.app_id)
+            }
+        };
+        let _ = writeln!(
+            s,
+            "{}",
+            aether_predict::profile::render_section_d(&a.tuning).trim_end()
+        );
+        if !a.remedies.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nGPU OOM remedies ({} tasks failed on GPU out-of-memory; beyond the reference, in the config):",
+                a.gpu_oom_tasks
+            );
+            for (k, v) in &a.remedies {
+                let _ = writeln!(s, "--conf {k}={v}");
+            }
+        }
+        s.push('\n');
+    }
+    let Some(w) = width else { return s };
+    let mut fitted = String::new();
+    for l in s.lines() {
+        if l.starts_with("--conf ") {
+            fitted.push_str(l);
+        } else {
+            fitted.push_str(&wrap(l, w));
+        }
+        fitted.push('\n');
+    }
+    fitted
+}
+
 fn write_reports(dir: &std::path::Path, out: &[Profiled], w: &Worker) -> Result<()> {
     use anyhow::Context;
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;

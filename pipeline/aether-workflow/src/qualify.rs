@@ -152,6 +152,25 @@ pub struct WarehouseQualified {
     pub failures: Vec<String>,
 }
 
+impl WarehouseQualified {
+    /// What was read, judged and skipped, in one line (`took`: the whole command's time).
+    pub fn summary(&self, location: &str, took: std::time::Duration) -> String {
+        let tables = self.written.iter().filter(|r| r.app_id.is_some()).count();
+        let bytes: u64 = self.written.iter().map(|r| r.bytes).sum();
+        let judged = self.results.iter().filter(|r| r.status == Status::Success);
+        format!(
+            "ingested {} log(s) ({} with tables, {} qualified, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
+            self.written.len(),
+            tables,
+            judged.count(),
+            bytes as f64 / 1e6,
+            took.as_secs_f64(),
+            self.skipped,
+            location
+        )
+    }
+}
+
 /// `qualify --warehouse`: judge the logs the warehouse does not hold yet and write each one's
 /// raw tables, derived tables and marker as soon as it is judged (a task killed midway keeps
 /// what it finished; its retry skips it). `force`: read again the logs it holds.

@@ -32,7 +32,8 @@ pub enum PlatformSource {
 }
 
 impl PlatformSource {
-    fn describe(self, p: Option<RunOn>) -> String {
+    /// Where the platform `p` came from, in words (`core.run_on = local`).
+    pub fn describe(self, p: Option<RunOn>) -> String {
         let p = p.map(|p| p.as_str()).unwrap_or("none");
         match self {
             PlatformSource::Flag => format!("--platform {p}"),
@@ -175,29 +176,35 @@ impl Workspace {
         use aether_platform::local::{LocalBackend, find_spark_submit};
         let spark_submit = find_spark_submit().ok_or_else(|| {
             anyhow!(
-                "no spark-submit for the local platform: set SPARK_HOME or install pyspark \
-                 (pip install 'pyspark==3.5.*'); or run on EMR: aether config set core.run_on emr"
+                "no spark-submit for the local platform: set SPARK_HOME, or put pyspark's on PATH \
+                 (scripts/setup --test installs it in .venv: export PATH=$PWD/.venv/bin:$PATH); \
+                 or run on EMR: aether config set core.run_on emr"
             )
         })?;
         let rapids = std::env::var_os("AETHER_RAPIDS_JAR").map(PathBuf::from);
         Ok(LocalBackend::new(self.home().join("local"), spark_submit).with_rapids_jar(rapids))
     }
 
-    /// The EMR backend with the `platform.emr.*` settings.
-    pub fn emr_backend(&self) -> aether_platform::emr::EmrBackend {
+    /// What an EMR cluster is made with: the `platform.emr.*` settings over the defaults
+    /// (release, roles, buckets, primary node).
+    pub fn emr_settings(&self) -> aether_platform::emr::EmrSettings {
         let e = &self.settings.config.platform.emr;
         let d = aether_platform::emr::EmrSettings::default();
-        let settings = aether_platform::emr::EmrSettings {
+        aether_platform::emr::EmrSettings {
             log_uri: e.cluster.log_path.clone(),
             artifacts_path: e.cluster.artifacts_path.clone(),
             spark_event_log_dir: e.spark_event_log_dir.clone(),
             release_label: e.release_label.clone().unwrap_or(d.release_label.clone()),
             idle_timeout_s: e.cluster.idle_timeout_s.unwrap_or(d.idle_timeout_s),
             ..d
-        };
+        }
+    }
+
+    /// The EMR backend with the `platform.emr.*` settings.
+    pub fn emr_backend(&self) -> aether_platform::emr::EmrBackend {
         self.rt.block_on(aether_platform::emr::EmrBackend::from_env(
-            e.region.clone(),
-            settings,
+            self.settings.config.platform.emr.region.clone(),
+            self.emr_settings(),
         ))
     }
 

@@ -68,8 +68,17 @@ fn qualified(
                 },
                 unsupported_pct: 0.0,
                 reasons: serde_json::json!([]),
-                cpu_cluster: serde_json::json!({"summary": "2 x m6gd.4xlarge"}),
-                gpu_cluster: serde_json::json!({"summary": "1 x g6.4xlarge", "workers": 1}),
+                // as qualify records them: the CPU cluster inferred from the log, the GPU shape
+                cpu_cluster: serde_json::json!({"cores_per_executor": 4,
+                    "driver_instance": "i3.2xlarge", "dynamic_allocation": false,
+                    "executor_heap_mib": 14848, "executors_per_node": 4, "num_executors": 16,
+                    "num_worker_nodes": 4, "worker_instance": "m5d.4xlarge",
+                    "worker_instance_match": "exact"}),
+                gpu_cluster: serde_json::json!({"summary": "1 x g6.4xlarge", "shape": {
+                    "instance": "g6.4xlarge", "gpu": "L4", "gpu_memory_mib": 24576, "nodes": 1,
+                    "gpus_per_node": 1, "executors": 1, "cores_per_executor": 16,
+                    "node_memory_mib": 65536, "hourly_usd": 1.323, "cost_usd": gpu_cost,
+                    "fits_memory": true}}),
                 spark_conf: String::new(),
                 cpu_cost_usd: Some(cpu_cost),
                 gpu_cost_usd: Some(gpu_cost),
@@ -266,4 +275,36 @@ pub fn fleet(db: &Path) -> Fleet {
         joins,
         hostile,
     }
+}
+
+/// A history of small jobs as the EMR emulator's tune leaves them: cents and fractions of a
+/// cent per run. The first, whose id this returns, $0.0137 on the CPU and $0.0018 on the GPU,
+/// validated PASS: migrate; the second, with a long name and app id, not recommended ($0.0041
+/// on the CPU, an estimated $0.0049 on the GPU).
+pub fn small_costs(db: &Path) -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let t0 = now - DAY_MS;
+    let mut h = History::open(db).unwrap();
+    let (job, config) = qualified(
+        &mut h,
+        "application_1796362888574_0001",
+        "sales-etl",
+        t0,
+        7_575,
+        ("Not Recommended", 0.99, 7_650, 0.0137, 0.0026),
+    );
+    let run = gpu_run(&mut h, job, config, "COMPLETED", t0 + 60_000, 5_450, 0.0018);
+    validation(&mut h, job, run, "PASS", 0);
+    qualified(
+        &mut h,
+        "application_1701368813061_0008",
+        "Rapids Spark Profiling Tool Unit Tests",
+        t0,
+        61_000,
+        ("Not Recommended", 1.0, 61_000, 0.0041, 0.0049),
+    );
+    job
 }

@@ -67,7 +67,7 @@ pub fn start_moto() -> Moto {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
         })
-        .expect("moto_server (pip install 'moto[server]') must be installed: .ci/run installs it");
+        .expect("moto_server: scripts/setup --test installs it in .venv (scripts/check puts .venv/bin on PATH)");
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return moto;

@@ -45,9 +45,11 @@ def find_binary(given):
 
 def runnable(binary):
     """A copy that can be executed (archives and --files may be unpacked without the
-    executable bit or on a noexec mount), with the libraries beside it."""
+    executable bit or on a noexec mount), with the libraries beside it; the third item is the
+    temporary folder of the copy (None when the binary runs where it is), for the caller to
+    remove once aether exits."""
     if os.access(binary, os.X_OK):
-        return binary, os.path.dirname(binary)
+        return binary, os.path.dirname(binary), None
     d = tempfile.mkdtemp(prefix="aether-fleet-")
     for name in os.listdir(os.path.dirname(binary)):
         src = os.path.join(os.path.dirname(binary), name)
@@ -55,14 +57,14 @@ def runnable(binary):
             shutil.copy(src, d)
     exe = os.path.join(d, os.path.basename(binary))
     os.chmod(exe, 0o755)
-    return exe, d
+    return exe, d, d
 
 
 def run_shard(index, shards, command, binary, timeout_s):
     from pyspark import TaskContext
     ctx = TaskContext.get()
     attempt = ctx.attemptNumber() if ctx else 0
-    exe, libs = runnable(find_binary(binary))
+    exe, libs, copy = runnable(find_binary(binary))
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(
         p for p in (libs, env.get("LD_LIBRARY_PATH", "")) if p)
@@ -73,6 +75,10 @@ def run_shard(index, shards, command, binary, timeout_s):
                            timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"shard {index}/{shards}: aether did not finish within {timeout_s} s")
+    finally:
+        # the copy (a binary of ~200 MB) would otherwise stay in the executor's temp folder
+        if copy:
+            shutil.rmtree(copy, ignore_errors=True)
     err = p.stderr.decode(errors="replace").strip().splitlines()
     summary = next((l for l in reversed(err) if l.startswith(("ingested ", "qualified "))),
                    err[-1] if err else "")

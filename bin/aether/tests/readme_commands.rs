@@ -319,21 +319,37 @@ fn the_readme_quick_start_demo_runs() {
     assert!(!state.contains("'RUNNING'"), "{state}");
 }
 
-/// `aether --help` reads in a 120-column terminal: the commands in workflow order, a line each.
+/// `aether --help` reads in an 80- to 120-column terminal: wrapped to it, the commands in workflow
+/// order.
 #[test]
 fn the_command_list_fits_120_columns_in_workflow_order() {
     let home = tempfile::tempdir().unwrap();
-    let o = common::aether(home.path(), &["--help"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let help = out(&o);
-    for l in help.lines() {
-        assert!(l.chars().count() <= 120, "wider than 120 columns: {l}");
+    let help_in = |columns: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_aether"))
+            .arg("--help")
+            .env("AETHER_HOME", home.path())
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", err(&o));
+        out(&o)
+    };
+    for columns in [80, 120] {
+        for l in help_in(&columns.to_string()).lines() {
+            assert!(
+                l.chars().count() <= columns,
+                "wider than {columns} columns: {l}"
+            );
+        }
     }
+    let help = help_in("120");
+    // a command's line starts with two spaces and its name (a wrapped summary goes on indented)
     let order: Vec<&str> = help
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l[2..].starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     let workflow = [

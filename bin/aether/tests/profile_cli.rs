@@ -202,18 +202,16 @@ fn cpu_only_and_unreadable_logs_are_told() {
 
 /// `profile` at a terminal width (`None`: unknown, as through a pipe).
 fn profile_at(home: &Path, columns: Option<&str>, extra: &[&str]) -> String {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_aether"));
-    c.env("AETHER_HOME", home).arg("profile").args(extra);
-    for log in ["gpu_oom_eventlog.zstd", "rapids_join_eventlog.zstd"] {
-        c.arg("--event_log").arg(datasets().join(log));
+    let logs: Vec<String> = ["gpu_oom_eventlog.zstd", "rapids_join_eventlog.zstd"]
+        .iter()
+        .map(|log| datasets().join(log).display().to_string())
+        .collect();
+    let mut args = vec!["profile"];
+    args.extend_from_slice(extra);
+    for log in &logs {
+        args.extend(["--event_log", log.as_str()]);
     }
-    match columns {
-        Some(n) => c.env("COLUMNS", n),
-        None => c.env_remove("COLUMNS"),
-    };
-    let o = c.output().unwrap();
-    assert!(o.status.success(), "{}", err(&o));
-    out(&o)
+    common::aether_at(home, columns, &args)
 }
 
 /// What a profile says, word by word, without the lines naming each app's log and config

@@ -324,16 +324,7 @@ fn the_readme_quick_start_demo_runs() {
 #[test]
 fn the_command_list_fits_120_columns_in_workflow_order() {
     let home = tempfile::tempdir().unwrap();
-    let help_in = |columns: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_aether"))
-            .arg("--help")
-            .env("AETHER_HOME", home.path())
-            .env("COLUMNS", columns)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", err(&o));
-        out(&o)
-    };
+    let help_in = |columns: &str| common::aether_at(home.path(), Some(columns), &["--help"]);
     for columns in [80, 120] {
         for l in help_in(&columns.to_string()).lines() {
             assert!(

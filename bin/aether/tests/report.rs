@@ -139,18 +139,12 @@ fn the_list_has_the_fleet_kpis_and_a_recommendation_per_job() {
     ))["jobs"]
         .clone();
     let list = |columns: Option<&str>, wide: bool| -> String {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_aether"));
-        c.env("AETHER_HOME", home.path()).args(["report", "list"]);
-        if wide {
-            c.arg("--wide");
-        }
-        match columns {
-            Some(n) => c.env("COLUMNS", n),
-            None => c.env_remove("COLUMNS"),
+        let args: &[&str] = if wide {
+            &["report", "list", "--wide"]
+        } else {
+            &["report", "list"]
         };
-        let o = c.output().unwrap();
-        assert!(o.status.success(), "{}", err(&o));
-        out(&o)
+        common::aether_at(home.path(), columns, args)
     };
     let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     let speedup = |v: &Value| v.as_f64().map_or("–".to_string(), |x| format!("{x:.2}x"));

@@ -304,6 +304,20 @@ pub fn aether(home: &std::path::Path, args: &[&str]) -> Output {
         .expect("run aether")
 }
 
+/// `aether ARGS` with its home at `home` at a terminal width (`COLUMNS`; `None`: unknown, as
+/// through a pipe): its stdout, once it succeeded.
+pub fn aether_at(home: &std::path::Path, columns: Option<&str>, args: &[&str]) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_aether"));
+    c.env("AETHER_HOME", home).args(args);
+    match columns {
+        Some(n) => c.env("COLUMNS", n),
+        None => c.env_remove("COLUMNS"),
+    };
+    let o = c.output().expect("run aether");
+    assert!(o.status.success(), "{}", err(&o));
+    out(&o)
+}
+
 /// A CPU run as production ran it: `spark-submit` (local, one core) of `script ARGS` writing
 /// its event log to `logs`, with `conf` (KEY=VALUE) set too.
 pub fn cpu_run(logs: &std::path::Path, script: &std::path::Path, args: &[&str], conf: &[String]) {

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{aether, err, out};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn datasets() -> PathBuf {
@@ -151,6 +152,40 @@ fn profile_recommends_records_and_writes() {
     let failed =
         std::fs::read_to_string(outdir.join("app-20250305192829-0000/failed_stages.csv")).unwrap();
     assert!(failed.contains("Stage cancelled because SparkContext was shut down"));
+    // each view is read once and cut into its apps' rows: the OOM run's tables are the same,
+    // byte for byte (rows in the same order), when it is profiled alone
+    let alone = d.path().join("alone");
+    let o = aether(
+        &d.path().join("home2"),
+        &[
+            "profile",
+            "--event_log",
+            oom.to_str().unwrap(),
+            "--output",
+            alone.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let tables = |dir: &Path| -> BTreeMap<String, String> {
+        std::fs::read_dir(dir.join("app-20250305192829-0000"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect()
+    };
+    let (together, by_itself) = (tables(&outdir), tables(&alone));
+    assert_eq!(together.len(), 23, "{:?}", together.keys());
+    for (name, text) in &together {
+        assert_eq!(Some(text), by_itself.get(name), "{name}");
+        assert!(
+            !text.contains("local-1644936233661"),
+            "{name}: another app's rows"
+        );
+    }
 }
 
 #[test]

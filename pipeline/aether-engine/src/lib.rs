@@ -99,6 +99,21 @@ pub async fn query(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<Re
     Ok((schema, batches))
 }
 
+/// The rows of `batch` whose Utf8 column `column` equals `value`, in their order: one app's
+/// rows of a view computed once for many apps, without planning a query per app.
+pub fn rows_where(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{Array, BooleanArray, StringArray};
+    let ids = batch
+        .column_by_name(column)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| EngineError::Other(format!("no Utf8 column {column} in the rows")))?;
+    let mask: BooleanArray = (0..ids.len())
+        .map(|i| Some(ids.is_valid(i) && ids.value(i) == value))
+        .collect();
+    datafusion::arrow::compute::filter_record_batch(batch, &mask)
+        .map_err(|e| EngineError::Other(e.to_string()))
+}
+
 /// Run `sql` holding at most `keep` of its rows (all with `None`); the rest are counted as they
 /// stream by, not held, so a glance at a huge result stays in bounded memory. Returns the
 /// schema, the rows held and the number of rows in all.

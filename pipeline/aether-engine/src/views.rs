@@ -445,7 +445,9 @@ pub fn portable_views() -> Result<Vec<&'static str>> {
 }
 
 /// Define the views (see [`register_views_materialized`]) once the settings are registered:
-/// those of `only` when given.
+/// those of `only` when given. Each view is defined once the views it mentions are; on a
+/// multi-threaded runtime the materialized views whose inputs are ready are computed side by
+/// side (planning a view is single-threaded work, and most of the cost for small logs).
 async fn define_views(
     ctx: &SessionContext,
     materialize: &[&str],
@@ -462,38 +464,93 @@ async fn define_views(
         needed.extend(materialize.iter().copied());
         close_over_dependencies(&ordered, &mut needed);
     }
-    for (name, sql) in ordered {
-        if !needed.contains(name) {
-            continue;
+    let todo: Vec<(&'static str, &'static str)> = ordered
+        .into_iter()
+        .filter(|(n, _)| needed.contains(n))
+        .collect();
+    // of the views defined here, those each one mentions
+    let deps: Vec<Vec<usize>> = todo
+        .iter()
+        .map(|(name, sql)| {
+            (0..todo.len())
+                .filter(|&j| todo[j].0 != *name && mentions(sql, todo[j].0))
+                .collect()
+        })
+        .collect();
+    let parallel = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    let mut state = vec![Defined::No; todo.len()];
+    let mut running: tokio::task::JoinSet<(usize, Result<MemTable>)> = tokio::task::JoinSet::new();
+    loop {
+        // every view whose inputs are defined: plain views now, materialized ones computed
+        let mut progressed = true;
+        while progressed {
+            progressed = false;
+            for i in 0..todo.len() {
+                if state[i] != Defined::No || deps[i].iter().any(|&d| state[d] != Defined::Yes) {
+                    continue;
+                }
+                let (name, sql) = todo[i];
+                ctx.deregister_table(name)?;
+                let body = sql.trim().trim_end_matches(';');
+                if materialize.contains(&name) {
+                    state[i] = Defined::Computing;
+                    if parallel {
+                        let ctx = ctx.clone();
+                        running.spawn(async move { (i, materialized(&ctx, name, body).await) });
+                    } else {
+                        let table = materialized(ctx, name, body).await?;
+                        ctx.register_table(name, Arc::new(table))?;
+                        state[i] = Defined::Yes;
+                        progressed = true;
+                    }
+                } else {
+                    ctx.sql(&format!("CREATE VIEW {name} AS {body}"))
+                        .await
+                        .map_err(|e| view_error(name, e))?;
+                    state[i] = Defined::Yes;
+                    progressed = true;
+                }
+            }
         }
-        ctx.deregister_table(name)?;
-        let body = sql.trim().trim_end_matches(';');
-        let err = |e: datafusion::error::DataFusionError| {
-            EngineError::Other(format!("view {name} (sql/{name}.sql): {e}"))
+        let Some(done) = running.join_next().await else {
+            break;
         };
-        if materialize.contains(&name) {
-            let t0 = std::time::Instant::now();
-            let df = ctx.sql(body).await.map_err(err)?;
-            let planned_us = t0.elapsed().as_micros() as u64;
-            let schema = Arc::new(df.schema().as_arrow().clone());
-            let batches = df.collect().await.map_err(err)?;
-            tracing::debug!(
-                view = name,
-                planned_us,
-                elapsed_us = t0.elapsed().as_micros() as u64,
-                "materialized"
-            );
-            // the batches' own schema (a plan's declared nullability may differ from theirs)
-            let schema = batches.first().map(|b| b.schema()).unwrap_or(schema);
-            let table = MemTable::try_new(schema, vec![batches]).map_err(err)?;
-            ctx.register_table(name, Arc::new(table))?;
-        } else {
-            ctx.sql(&format!("CREATE VIEW {name} AS {body}"))
-                .await
-                .map_err(err)?;
-        }
+        let (i, table) = done.map_err(|e| EngineError::Other(format!("a view's task: {e}")))?;
+        ctx.register_table(todo[i].0, Arc::new(table?))?;
+        state[i] = Defined::Yes;
     }
     Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Defined {
+    No,
+    Computing,
+    Yes,
+}
+
+fn view_error(name: &str, e: datafusion::error::DataFusionError) -> EngineError {
+    EngineError::Other(format!("view {name} (sql/{name}.sql): {e}"))
+}
+
+/// The rows of view `name` (its SQL `body`), computed, as an in-memory table.
+async fn materialized(ctx: &SessionContext, name: &str, body: &str) -> Result<MemTable> {
+    let err = |e| view_error(name, e);
+    let t0 = std::time::Instant::now();
+    let df = ctx.sql(body).await.map_err(err)?;
+    let planned_us = t0.elapsed().as_micros() as u64;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await.map_err(err)?;
+    tracing::debug!(
+        view = name,
+        planned_us,
+        elapsed_us = t0.elapsed().as_micros() as u64,
+        "materialized"
+    );
+    // the batches' own schema (a plan's declared nullability may differ from theirs)
+    let schema = batches.first().map(|b| b.schema()).unwrap_or(schema);
+    MemTable::try_new(schema, vec![batches]).map_err(err)
 }
 
 #[cfg(test)]
@@ -561,6 +618,59 @@ mod tests {
             .build()
             .unwrap()
             .block_on(f)
+    }
+
+    #[test]
+    fn views_computed_side_by_side_equal_views_computed_in_turn() {
+        // a real log (the bundled sample job's), views at several depths of the dependency order
+        let log = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/sample/local-1796393658133.zstd"
+        );
+        let ing = aether_ingest::ingest(&[log.to_string()], &Default::default());
+        assert!(ing.source_errors.is_empty(), "{:?}", ing.source_errors);
+        let views = [
+            "stage_jobs",
+            "stage_summary",
+            "profile_stage_level_aggregated_task_metrics",
+            "profile_sql_to_stage_information",
+            "qualx_features",
+            "bottlenecks",
+            "operators",
+            "profile_sql_plan_metrics_for_application",
+        ];
+        let tables = |rt: tokio::runtime::Runtime| -> Vec<String> {
+            let ctx = crate::session_with_partitions(1);
+            crate::register_ingested(&ctx, &ing).unwrap();
+            rt.block_on(async {
+                register_views_materialized(&ctx, &AnalysisSettings::default(), &views)
+                    .await
+                    .unwrap();
+                let mut out = Vec::new();
+                for v in views {
+                    let (schema, batches) = crate::query(&ctx, &format!("SELECT * FROM {v}"))
+                        .await
+                        .unwrap();
+                    out.push(crate::render(&schema, &batches, crate::OutputFormat::Csv).unwrap());
+                }
+                out
+            })
+        };
+        let side_by_side = tables(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .unwrap(),
+        );
+        let in_turn = tables(
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap(),
+        );
+        for ((v, a), b) in views.iter().zip(&side_by_side).zip(&in_turn) {
+            assert!(a.lines().count() > 1, "{v}: no rows\n{a}");
+            assert_eq!(a, b, "{v}");
+        }
     }
 
     #[test]

@@ -716,19 +716,6 @@ const QUALIFY_VIEWS: &[&str] = &[
     "profile_shuffle_skew_check",
 ];
 
-/// The rows of `app` in a batch with an `app_id` column.
-fn rows_of_app(all: &RecordBatch, app: &str) -> Result<RecordBatch> {
-    use datafusion::arrow::array::{Array, StringArray};
-    let ids = all
-        .column_by_name("app_id")
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| anyhow::anyhow!("a derived view without a Utf8 app_id column"))?;
-    let mask: datafusion::arrow::array::BooleanArray = (0..ids.len())
-        .map(|i| Some(ids.is_valid(i) && ids.value(i) == app))
-        .collect();
-    Ok(datafusion::arrow::compute::filter_record_batch(all, &mask)?)
-}
-
 /// The views whose rows [`QualifyOptions::derive`] keeps per app.
 pub const DERIVED_VIEWS: &[&str] = &["bottlenecks", "operators", "unsupported_summary"];
 
@@ -777,7 +764,12 @@ fn qualify_session(
             if o.derive {
                 q.derived = derived
                     .iter()
-                    .map(|(v, all)| Ok((v.to_string(), rows_of_app(all, app_id)?)))
+                    .map(|(v, all)| {
+                        Ok((
+                            v.to_string(),
+                            aether_engine::rows_where(all, "app_id", app_id)?,
+                        ))
+                    })
                     .collect::<Result<_>>()?;
             }
             if let (Some(first), Status::Success) = (lo.errors.first(), q.status) {

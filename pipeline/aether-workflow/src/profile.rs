@@ -71,7 +71,10 @@ pub fn profile(
             ));
         }
     }
-    let ctx = aether_engine::session();
+    // one partition per plan: the views are computed side by side instead (each plan's own
+    // parallelism costs more planning and repartitioning than it saves), and their rows come
+    // out in the same order every run
+    let ctx = aether_engine::session_with_partitions(1);
     aether_engine::register_ingested(&ctx, &ing)?;
     let rt = ws.runtime();
     rt.block_on(aether_predict::profile::prepare_tables(&ctx))?;
@@ -235,25 +238,29 @@ fn record(h: &mut History, p: &Profiled, job: Option<i64>) -> Result<i64> {
 pub fn write_outputs(ws: &Workspace, dir: &std::path::Path, p: &Profile) -> Result<()> {
     let (out, rt, ctx) = (&p.apps, ws.runtime(), &p.ctx);
     write_reports(dir, out, &Worker::default())?;
-    for p in out {
-        let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
-        let tables = aether_predict::profile::REFERENCE_TABLES
-            .iter()
-            .chain(aether_predict::profile::BEYOND_TABLES);
-        for (file, view) in tables {
-            let exclude = if *view == "profile_cpu_fallbacks" {
-                "app_id, stage_ids"
-            } else {
-                "app_id"
-            };
-            let sql = format!(
-                "SELECT * EXCLUDE ({exclude}) FROM {view} WHERE app_id = '{}'",
-                p.app_id.replace('\'', "''")
-            );
-            let df = rt.block_on(ctx.sql(&sql))?;
-            let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
-            let batches = rt.block_on(df.collect())?;
-            let text = aether_engine::render(&schema, &batches, aether_engine::OutputFormat::Csv)?;
+    let tables = aether_predict::profile::REFERENCE_TABLES
+        .iter()
+        .chain(aether_predict::profile::BEYOND_TABLES);
+    // each view read once (it is computed already), then cut into its apps' rows
+    for (file, view) in tables {
+        let (schema, batches) =
+            rt.block_on(aether_engine::query(ctx, &format!("SELECT * FROM {view}")))?;
+        let exclude: &[&str] = if *view == "profile_cpu_fallbacks" {
+            &["app_id", "stage_ids"]
+        } else {
+            &["app_id"]
+        };
+        let keep: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !exclude.contains(&schema.field(i).name().as_str()))
+            .collect();
+        let shown = std::sync::Arc::new(schema.project(&keep)?);
+        for p in out {
+            let rows = batches
+                .iter()
+                .map(|b| Ok(aether_engine::rows_where(b, "app_id", &p.app_id)?.project(&keep)?))
+                .collect::<Result<Vec<_>>>()?;
+            let text = aether_engine::render(&shown, &rows, aether_engine::OutputFormat::Csv)?;
+            let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
             std::fs::write(d.join(format!("{file}.csv")), text)?;
         }
     }

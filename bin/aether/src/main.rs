@@ -179,6 +179,7 @@ impl Common {
             },
             shard: self.shard,
             progress: None,
+            stop: None,
         }
     }
 

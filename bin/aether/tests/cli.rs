@@ -1014,6 +1014,10 @@ fn job_history_survives_a_killed_run() {
             logs.to_str().unwrap(),
             "--threads",
             "1",
+            // many small sessions, so that it is killed midway (a batch of up to 64 logs is
+            // recorded at once, often the whole run before a poll sees its first apps)
+            "--batch-logs",
+            "2",
         ])
         .env("AETHER_HOME", home.path())
         .stdout(std::process::Stdio::null())

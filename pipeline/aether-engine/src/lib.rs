@@ -114,6 +114,23 @@ pub fn rows_where(batch: &RecordBatch, column: &str, value: &str) -> Result<Reco
         .map_err(|e| EngineError::Other(e.to_string()))
 }
 
+/// `batch` with every value of its column `column` set to `value` (cast to the column's type);
+/// a batch without that column comes back as it is. Rows of one app under another key (two logs
+/// of one app in one session) get their own app id back.
+pub fn with_value(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{ArrayRef, StringArray};
+    let err = |e: datafusion::arrow::error::ArrowError| EngineError::Other(e.to_string());
+    let schema = batch.schema();
+    let Ok(i) = schema.index_of(column) else {
+        return Ok(batch.clone());
+    };
+    let values: ArrayRef = Arc::new(StringArray::from(vec![value; batch.num_rows()]));
+    let mut cols = batch.columns().to_vec();
+    cols[i] =
+        datafusion::arrow::compute::cast(&values, schema.field(i).data_type()).map_err(err)?;
+    RecordBatch::try_new(schema, cols).map_err(err)
+}
+
 /// Run `sql` holding at most `keep` of its rows (all with `None`); the rest are counted as they
 /// stream by, not held, so a glance at a huge result stays in bounded memory. Returns the
 /// schema, the rows held and the number of rows in all.

@@ -40,6 +40,26 @@ pub struct IngestOptions {
     pub shard: Option<Shard>,
     /// Counters of the reading, for a progress display.
     pub progress: Option<std::sync::Arc<Progress>>,
+    /// Ends a log's reading once its verdict is known (see [`StopRule`]); `None`: every log is
+    /// read to its end.
+    pub stop: Option<StopRule>,
+}
+
+/// Ends the reading of a log early, as the reference qualification does (it stops at the first
+/// sign of a GPU run or of a runtime its platform lacks): given the Spark properties of each
+/// `SparkListenerEnvironmentUpdate`, why the rest of the log does not matter, if it does not.
+/// The reading stops at the end of the chunk where that is known and the application has
+/// started (its id, name and start time are read); [`LogOutcome::stopped`] says why.
+#[derive(Clone)]
+pub struct StopRule(pub std::sync::Arc<StopFn>);
+
+/// A [`StopRule`]'s test: the Spark properties (key, value; in file order) to the reason to stop.
+pub type StopFn = dyn Fn(&[(String, String)]) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for StopRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StopRule")
+    }
 }
 
 /// How far the reading has gone, updated by the reader threads as they go: logs found and read,
@@ -268,7 +288,7 @@ where
                     let log = &logs[i];
                     let inner = if estimated_bytes(log) > (32 << 20) { threads } else { 1 };
                     let t0 = Instant::now();
-                    let out = read::read_log(log, &handle, inner, progress);
+                    let out = read::read_log(log, &handle, inner, progress, opts.stop.as_ref());
                     tracing::debug!(uri = %log.display, bytes = out.bytes, elapsed_ms = t0.elapsed().as_millis() as u64, "log read");
                     each(log, out);
                     if let Some(p) = progress {
@@ -411,5 +431,79 @@ mod shard_tests {
                 "{bad}: {e}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    /// Read one log with `opts`.
+    fn read_one(path: &str, opts: &IngestOptions) -> LogOutcome {
+        let rt = io_runtime();
+        let (logs, errors) = discover(&[path.to_string()], opts, &rt);
+        assert!(errors.is_empty() && logs.len() == 1, "{errors:?}");
+        let out = Mutex::new(None);
+        read_logs(&logs, opts, &rt, |_, o| *out.lock().unwrap() = Some(o));
+        out.into_inner().unwrap().expect("the log was read")
+    }
+
+    fn rows(out: &LogOutcome, table: &str) -> usize {
+        let app = out.app.as_ref().expect("tables");
+        app.batches
+            .iter()
+            .filter(|(n, _)| *n == table)
+            .map(|(_, b)| b.num_rows())
+            .sum()
+    }
+
+    /// A stop rule ends a log's reading at the end of the chunk (1 MiB) where it has a reason
+    /// and the application has started: the outcome says why and holds the application (id,
+    /// name, start time) but not the rest of the log; without the rule the log is read whole.
+    #[test]
+    fn a_stop_rule_ends_the_reading_once_the_app_started() {
+        // 1.1 MB of JSON: two chunks
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/sample/local-1796393658133.zstd"
+        );
+        let full = read_one(path, &IngestOptions::default());
+        assert!(full.stopped.is_none() && full.errors.is_empty());
+        assert_eq!(full.bytes, 1_113_683);
+        let opts = IngestOptions {
+            stop: Some(StopRule(std::sync::Arc::new(|props| {
+                props
+                    .iter()
+                    .find(|(k, _)| k == "spark.master")
+                    .map(|(_, v)| format!("master {v}"))
+            }))),
+            ..Default::default()
+        };
+        let cut = read_one(path, &opts);
+        assert_eq!(cut.stopped.as_deref(), Some("master local[2]"));
+        // the first chunk's whole lines
+        assert!(cut.bytes <= 1 << 20 && cut.bytes > 1 << 19, "{}", cut.bytes);
+        assert!(cut.lines < full.lines && cut.errors.is_empty());
+        let (a, b) = (cut.app.as_ref().unwrap(), full.app.as_ref().unwrap());
+        assert_eq!((&a.app_id, &a.attempt_id), (&b.app_id, &b.attempt_id));
+        let start = |o: &LogOutcome| {
+            let apps = &o.app.as_ref().unwrap().batches;
+            let (_, t) = apps.iter().find(|(n, _)| *n == "applications").unwrap();
+            let col = t.column_by_name("start_ms").unwrap();
+            col.as_primitive::<Int64Type>().value(0)
+        };
+        assert_eq!(start(&cut), start(&full));
+        assert!(rows(&cut, "tasks") < rows(&full, "tasks"));
+        // a rule that never has a reason reads the log whole
+        let never = IngestOptions {
+            stop: Some(StopRule(std::sync::Arc::new(|_| None))),
+            ..Default::default()
+        };
+        let whole = read_one(path, &never);
+        assert!(whole.stopped.is_none());
+        assert_eq!((whole.bytes, whole.lines), (full.bytes, full.lines));
+        assert_eq!(rows(&whole, "tasks"), rows(&full, "tasks"));
     }
 }

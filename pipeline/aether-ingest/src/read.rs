@@ -39,6 +39,8 @@ pub struct LogOutcome {
     pub bytes: u64,
     /// Lines read.
     pub lines: u64,
+    /// Why the reading stopped before the end of the log ([`crate::StopRule`]), if it did.
+    pub stopped: Option<String>,
 }
 
 /// A blocking reader over an object-store stream.
@@ -317,8 +319,13 @@ pub fn read_log(
     rt: &tokio::runtime::Handle,
     threads: usize,
     progress: Option<&std::sync::Arc<crate::Progress>>,
+    stop: Option<&crate::StopRule>,
 ) -> LogOutcome {
     let mut state = AppState::new(log.display.clone(), log.size());
+    // why the rule would stop (from the latest environment update), and whether it did
+    let mut verdict: Option<String> = None;
+    let mut stopped: Option<String> = None;
+    let halt = std::sync::atomic::AtomicBool::new(false);
     let mut errors: Vec<ErrorRow> = Vec::new();
     let part_names: Vec<String> = log.parts.iter().map(|p| p.location.display()).collect();
     let mut bytes = 0u64;
@@ -327,6 +334,10 @@ pub fn read_log(
     let mut part_lines = vec![0u64; log.parts.len()];
 
     let mut apply = |pc: ParsedChunk, state: &mut AppState, errors: &mut Vec<ErrorRow>| {
+        if stopped.is_some() {
+            // chunks already in flight when the reading stopped
+            return;
+        }
         bytes += pc.bytes;
         let base = part_lines[pc.part];
         part_lines[pc.part] += pc.lines;
@@ -337,6 +348,9 @@ pub fn read_log(
             state.ignored_field(event, field);
         }
         for e in pc.events {
+            if let (Some(rule), Event::EnvironmentUpdate(env)) = (stop, &e) {
+                verdict = (rule.0)(&env.spark.0);
+            }
             state.apply(e);
         }
         for (line, msg) in pc.errors {
@@ -349,6 +363,10 @@ pub fn read_log(
             } else {
                 dropped_errors += 1;
             }
+        }
+        if verdict.is_some() && state.app_started() {
+            stopped = verdict.take();
+            halt.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     };
 
@@ -383,6 +401,7 @@ pub fn read_log(
                                     errors,
                                     bytes: 0,
                                     lines: 0,
+                                    stopped: None,
                                 };
                             }
                         }
@@ -412,11 +431,14 @@ pub fn read_log(
     let pool = Pool::default();
     if threads <= 1 {
         for (i, mut r) in readers {
+            if halt.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
             let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
                 let pc = parse_chunk(&c);
                 pool.give(c.data);
                 apply(pc, &mut state, &mut errors);
-                true
+                !halt.load(std::sync::atomic::Ordering::Relaxed)
             });
             if let Err(e) = res {
                 read_errors.push((i, e));
@@ -431,10 +453,13 @@ pub fn read_log(
                 let mut seq = 0u64;
                 let mut errs = Vec::new();
                 for (i, mut r) in readers {
+                    if halt.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
                     let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
                         let ok = chunk_tx.send((seq, c)).is_ok();
                         seq += 1;
-                        ok
+                        ok && !halt.load(std::sync::atomic::Ordering::Relaxed)
                     });
                     if let Err(e) = res {
                         errs.push((i, e));
@@ -491,6 +516,7 @@ pub fn read_log(
             errors,
             bytes,
             lines,
+            stopped,
         };
     }
     if state.app_id.is_none() {
@@ -506,6 +532,7 @@ pub fn read_log(
         errors,
         bytes,
         lines,
+        stopped,
     }
 }
 

@@ -320,6 +320,11 @@ pub struct AppBatches {
 }
 
 impl AppState {
+    /// Whether the application's start (`SparkListenerApplicationStart`) was read.
+    pub fn app_started(&self) -> bool {
+        self.start_ms.is_some()
+    }
+
     /// A new, empty state for the log at `event_log` of `log_bytes` bytes.
     pub fn new(event_log: String, log_bytes: u64) -> Self {
         AppState {

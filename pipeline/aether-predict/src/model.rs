@@ -98,6 +98,28 @@ mod tests {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
     }
 
+    /// Qualify checks only a user's booster against the features aether computes: every
+    /// built-in one must need only those (and the same ones the engine's view defines).
+    #[test]
+    fn builtin_models_need_only_computed_features() {
+        let have = crate::qualx::available_features().unwrap();
+        assert!(have.iter().any(|f| f == "platform_emr"), "{have:?}");
+        for p in Model::builtin_platforms() {
+            let m = Model::builtin(p).unwrap();
+            assert!(!m.feature_names().is_empty(), "{p}");
+            crate::qualx::check_features(m.feature_names()).unwrap();
+        }
+        let mut bogus = have.clone();
+        bogus.push("no_such_feature".into());
+        let e = crate::qualx::check_features(&bogus)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1 feature(s)") && e.contains("no_such_feature"),
+            "{e}"
+        );
+    }
+
     /// The committed QualX booster, evaluated by the XGBoost library on the reference tool's own
     /// feature rows, gives the reference tool's per-SQL predictions.
     #[test]

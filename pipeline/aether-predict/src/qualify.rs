@@ -1,7 +1,7 @@
 //! Qualification of one event log: status (is it a CPU Spark app we can judge?), the QualX
 //! prediction, the unsupported-operator share and the speedup category.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use aether_engine::{AnalysisSettings, SessionContext};
 use anyhow::Result;
@@ -138,23 +138,14 @@ struct SessionFacts {
 
 impl SessionFacts {
     async fn read(ctx: &SessionContext, o: &QualifyOptions) -> Result<SessionFacts> {
+        let mut facts = Self::read_start(ctx).await?;
         let names = lock(&o.model)?.feature_names().to_vec();
         let mut features: HashMap<String, Vec<qualx::FeatureRow>> = HashMap::new();
         for r in qualx::feature_rows(ctx, &names, &o.platform).await? {
             features.entry(r.app_id.clone()).or_default().push(r);
         }
+        facts.features = features;
         Ok(SessionFacts {
-            apps: rows_by_app(
-                ctx,
-                "SELECT app_id, attempt_id, app_name, start_ms, spark_version FROM applications",
-            )
-            .await?,
-            props: rows_by_app(
-                ctx,
-                "SELECT app_id, key, value, category FROM properties
-                 WHERE category = 'spark' OR (category = 'system' AND key = 'sun.java.command')",
-            )
-            .await?,
             gpu_nodes: rows_by_app(
                 ctx,
                 "SELECT app_id, COUNT(*) AS n FROM sql_plan_nodes
@@ -168,7 +159,6 @@ impl SessionFacts {
             )
             .await?,
             unsupported: rows_by_app(ctx, "SELECT * FROM unsupported_summary").await?,
-            features,
             spill: rows_by_app(
                 ctx,
                 &format!(
@@ -197,6 +187,32 @@ impl SessionFacts {
             )
             .await?,
             tuner: crate::autotuner::inputs(ctx).await?,
+            ..facts
+        })
+    }
+
+    /// What the start of a log tells (the application and its properties): enough for the
+    /// verdicts of logs whose reading stopped early ([`stop_rule`]); no view is read.
+    async fn read_start(ctx: &SessionContext) -> Result<SessionFacts> {
+        Ok(SessionFacts {
+            apps: rows_by_app(
+                ctx,
+                "SELECT app_id, attempt_id, app_name, start_ms, spark_version FROM applications",
+            )
+            .await?,
+            props: rows_by_app(
+                ctx,
+                "SELECT app_id, key, value, category FROM properties
+                 WHERE category = 'spark' OR (category = 'system' AND key = 'sun.java.command')",
+            )
+            .await?,
+            gpu_nodes: HashMap::new(),
+            streaming: HashMap::new(),
+            unsupported: HashMap::new(),
+            features: HashMap::new(),
+            spill: HashMap::new(),
+            heap: HashMap::new(),
+            tuner: HashMap::new(),
         })
     }
 
@@ -211,17 +227,18 @@ impl SessionFacts {
     }
 }
 
-/// Qualify the app `app_id` (the log `event_log`) from what was read of its session (its
-/// features and AutoTuner inputs are taken out of `facts`).
+/// Qualify the app `app_id` (the log `event_log`, its rows keyed by `key` in the session) from
+/// what was read of its session (its features and AutoTuner inputs are taken out of `facts`).
 fn qualify_app(
     facts: &mut SessionFacts,
+    key: &str,
     app_id: &str,
     event_log: &str,
     o: &QualifyOptions,
 ) -> Result<AppQualification> {
     let (model, platform, settings, explain) =
         (&o.model, o.platform.as_str(), &o.settings, o.explain);
-    let Some(app) = SessionFacts::first(&facts.apps, app_id) else {
+    let Some(app) = SessionFacts::first(&facts.apps, key) else {
         return Ok(not_qualified(
             event_log,
             Status::Unknown,
@@ -229,7 +246,7 @@ fn qualify_app(
         ));
     };
     let mut q = not_qualified(event_log, Status::Success, String::new());
-    q.app_id = s(app.get("app_id"));
+    q.app_id = app_id.to_string();
     q.attempt_id = app
         .get("attempt_id")
         .and_then(Value::as_str)
@@ -243,7 +260,7 @@ fn qualify_app(
             "the log has no SparkListenerApplicationStart (application start unknown)".into();
         return Ok(q);
     }
-    for r in facts.props.get(app_id).into_iter().flatten() {
+    for r in facts.props.get(key).into_iter().flatten() {
         if s(r.get("category")) == "system" {
             q.java_command = Some(s(r.get("value")));
         } else {
@@ -252,29 +269,24 @@ fn qualify_app(
         }
     }
     let prop = |k: &str| q.spark_properties.get(k).map(String::as_str);
-    let plugin = prop("spark.plugins").is_some_and(|p| p.contains("com.nvidia.spark.SQLPlugin"))
-        && !prop("spark.rapids.sql.enabled")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
-    if plugin || SessionFacts::count(&facts.gpu_nodes, app_id) > 0 {
+    // the properties' verdicts first, as the reference decides them at the environment
+    // update, before any later event (and as a log whose reading stopped there is judged)
+    let skipped = if gpu_plugin(prop) || SessionFacts::count(&facts.gpu_nodes, key) > 0 {
+        Some(GPU_RUN.to_string())
+    } else if let Some(r) = missing_runtime(prop, platform) {
+        Some(r)
+    } else if SessionFacts::count(&facts.streaming, key) > 0 {
+        Some("a Spark Structured Streaming app: not qualified".to_string())
+    } else {
+        None
+    };
+    if let Some(reason) = skipped {
         q.status = Status::Skipped;
-        q.status_reason = "a GPU run (the RAPIDS plugin ran it): nothing to qualify".into();
-        return Ok(q);
-    }
-    if SessionFacts::count(&facts.streaming, app_id) > 0 {
-        q.status = Status::Skipped;
-        q.status_reason = "a Spark Structured Streaming app: not qualified".into();
-        return Ok(q);
-    }
-    if prop("spark.databricks.clusterUsageTags.runtimeEngine")
-        .is_some_and(|v| v.eq_ignore_ascii_case("PHOTON"))
-        && !platform.starts_with("databricks")
-    {
-        q.status = Status::Skipped;
-        q.status_reason = format!("a Databricks Photon app: platform '{platform}' has no Photon");
+        q.status_reason = reason;
         return Ok(q);
     }
 
-    if let Some(u) = SessionFacts::first(&facts.unsupported, app_id) {
+    if let Some(u) = SessionFacts::first(&facts.unsupported, key) {
         q.app_duration_ms = i(u.get("app_duration_ms")).unwrap_or(0);
         q.sql_stage_durations_sum_ms = i(u.get("sql_stage_durations_sum_ms")).unwrap_or(0);
         q.unsupported_stage_duration_ms = i(u.get("unsupported_stage_duration_ms")).unwrap_or(0);
@@ -282,7 +294,10 @@ fn qualify_app(
             f(u.get("unsupported_stage_duration_pct")).unwrap_or(0.0);
     }
 
-    let features = facts.features.remove(app_id).unwrap_or_default();
+    let mut features = facts.features.remove(key).unwrap_or_default();
+    for r in features.iter_mut() {
+        r.app_id = app_id.to_string();
+    }
     {
         // the booster is not shareable between threads: one prediction at a time
         let model = lock(model)?;
@@ -292,18 +307,17 @@ fn qualify_app(
         q.reasons = qualx::top_reasons(&model, &refs, explain);
     }
 
-    if SessionFacts::count(&facts.spill, app_id) > 0 {
+    if SessionFacts::count(&facts.spill, key) > 0 {
         q.skip_by_heuristics = true;
         q.not_recommended_reason = format!(
             "Skipping due to total data spill in stages exceeding {}",
             human_bytes(settings.spill_heuristic_min_bytes)
         );
     }
-    let mut tuner = facts.tuner.remove(app_id).unwrap_or_default();
+    let mut tuner = facts.tuner.remove(key).unwrap_or_default();
     tuner.props = q.spark_properties.clone();
     tuner.spark_version = spark_version;
-    let heap =
-        SessionFacts::first(&facts.heap, app_id).and_then(|r| i(r.get("executor_memory_mib")));
+    let heap = SessionFacts::first(&facts.heap, key).and_then(|r| i(r.get("executor_memory_mib")));
     q.executors = executor_facts(heap, &q.spark_properties, &tuner);
     let target = match &o.catalog {
         Some(cat) => {
@@ -333,6 +347,43 @@ fn qualify_app(
     q.category = category;
     q.not_recommended_reason = reason;
     Ok(q)
+}
+
+const GPU_RUN: &str = "a GPU run (the RAPIDS plugin ran it): nothing to qualify";
+
+/// Whether the RAPIDS plugin is on in these Spark properties (a GPU run).
+fn gpu_plugin<'a>(prop: impl Fn(&str) -> Option<&'a str>) -> bool {
+    prop("spark.plugins").is_some_and(|p| p.contains("com.nvidia.spark.SQLPlugin"))
+        && !prop("spark.rapids.sql.enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+}
+
+/// Why the app cannot run on `platform` as it ran (Databricks Photon elsewhere), if so.
+fn missing_runtime<'a>(prop: impl Fn(&str) -> Option<&'a str>, platform: &str) -> Option<String> {
+    (prop("spark.databricks.clusterUsageTags.runtimeEngine")
+        .is_some_and(|v| v.eq_ignore_ascii_case("PHOTON"))
+        && !platform.starts_with("databricks"))
+    .then(|| format!("a Databricks Photon app: platform '{platform}' has no Photon"))
+}
+
+/// Ends a log's reading once its Spark properties settle its verdict (a GPU run, a runtime
+/// the platform lacks): the rest of the log cannot change it, and is not read.
+pub fn stop_rule(platform: &str) -> aether_ingest::StopRule {
+    let platform = platform.to_string();
+    aether_ingest::StopRule(std::sync::Arc::new(move |props: &[(String, String)]| {
+        // the last value of a key counts, as in the properties table
+        let prop = |k: &str| {
+            props
+                .iter()
+                .rev()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        if gpu_plugin(prop) {
+            Some(GPU_RUN.to_string())
+        } else {
+            missing_runtime(prop, &platform)
+        }
+    }))
 }
 
 /// Executors, cores, hosts (as the AutoTuner's inputs count them) and heap (the default
@@ -443,23 +494,23 @@ pub struct QualifyOptions {
 /// Logs judged together in one session: at most this many logs by default…
 pub const BATCH_LOGS: usize = 64;
 /// …and this many bytes of (uncompressed) log text. A larger log is judged on its own.
-const BATCH_BYTES: u64 = 64 << 20;
+const BATCH_BYTES: u64 = 128 << 20;
 
-/// Groups logs as they are read into batches judged together: distinct app ids in a batch (the
-/// tables are keyed by app id), at most `max_logs` logs and `max_bytes` bytes of log text each.
+/// Groups logs as they are read into batches judged together: at most `max_logs` logs and
+/// `max_bytes` bytes of log text each (logs of one app id may share a batch: each is judged
+/// under its own key, see [`qualify_session`]).
 struct Batcher<T> {
     open: Vec<Batch<T>>,
     max_logs: usize,
     max_bytes: u64,
-    /// Batches kept open at once (more when app ids repeat); beyond it the fullest is handed
-    /// over, so memory stays bounded.
+    /// Batches kept open at once; beyond it the fullest is handed over, so memory stays
+    /// bounded.
     max_open: usize,
 }
 
 struct Batch<T> {
     items: Vec<T>,
     bytes: u64,
-    apps: HashSet<String>,
 }
 
 impl<T> Batcher<T> {
@@ -472,21 +523,22 @@ impl<T> Batcher<T> {
         }
     }
 
-    /// Add a log of app `app` and `bytes` bytes; returns a batch ready to be judged, if any.
-    fn add(&mut self, item: T, app: String, bytes: u64) -> Option<Vec<T>> {
+    /// Add a log of `bytes` bytes; returns a batch ready to be judged, if any.
+    fn add(&mut self, item: T, bytes: u64) -> Option<Vec<T>> {
         if bytes >= self.max_bytes || self.max_logs == 1 {
             return Some(vec![item]);
         }
         let (max_logs, max_bytes) = (self.max_logs, self.max_bytes);
-        let i = match self.open.iter().position(|b| {
-            !b.apps.contains(&app) && b.bytes + bytes <= max_bytes && b.items.len() < max_logs
-        }) {
+        let i = match self
+            .open
+            .iter()
+            .position(|b| b.bytes + bytes <= max_bytes && b.items.len() < max_logs)
+        {
             Some(i) => i,
             None => {
                 self.open.push(Batch {
                     items: Vec::new(),
                     bytes: 0,
-                    apps: HashSet::new(),
                 });
                 self.open.len() - 1
             }
@@ -494,7 +546,6 @@ impl<T> Batcher<T> {
         let b = &mut self.open[i];
         b.items.push(item);
         b.bytes += bytes;
-        b.apps.insert(app);
         if b.items.len() >= max_logs || b.bytes >= max_bytes {
             return Some(self.open.remove(i).items);
         }
@@ -580,15 +631,19 @@ pub fn qualify_logs(
         n => n,
     };
     let batcher = std::sync::Mutex::new(Batcher::new(o.batch_logs, BATCH_BYTES, 2 * threads));
-    aether_ingest::read_logs(logs, &o.ingest, rt, |log, out| {
+    // a warehouse keeps every log's tables whole; else a log is read only as far as it matters
+    let mut ingest = o.ingest.clone();
+    if !o.derive {
+        ingest.stop = Some(stop_rule(&o.platform));
+    }
+    aether_ingest::read_logs(logs, &ingest, rt, |log, out| {
         let bytes = out.bytes;
         let item = (log.clone(), out);
-        let ready = match item.1.app.as_ref().map(|a| a.app_id.clone()) {
-            Some(app) => match batcher.lock() {
-                Ok(mut b) => b.add(item, app, bytes),
-                Err(_) => Some(vec![item]),
-            },
-            None => Some(vec![item]),
+        // a log stopped early is judged at once, from its start alone (no views to compute)
+        let batched = item.1.app.is_some() && item.1.stopped.is_none();
+        let ready = match batcher.lock() {
+            Ok(mut b) if batched => b.add(item, bytes),
+            _ => Some(vec![item]),
         };
         if let Some(batch) = ready {
             judge(batch);
@@ -719,16 +774,43 @@ const QUALIFY_VIEWS: &[&str] = &[
 /// The views whose rows [`QualifyOptions::derive`] keeps per app.
 pub const DERIVED_VIEWS: &[&str] = &["bottlenecks", "operators", "unsupported_summary"];
 
-/// Judge logs (each with its app id) in one session.
+/// Judge logs (each with its app id) in one session. Each log's rows are keyed by its app id,
+/// or, for a second log of the same app (another attempt, a copy), by a key of its own.
 fn qualify_session(
     logs: &[(aether_ingest::LogSource, String, aether_ingest::LogOutcome)],
     o: &QualifyOptions,
 ) -> Result<Vec<(String, AppQualification)>> {
-    let ing = aether_ingest::ingested_batch(logs.iter().map(|(log, _, lo)| (log, lo.clone())));
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut keys = Vec::with_capacity(logs.len());
+    let mut outcomes = Vec::with_capacity(logs.len());
+    for (log, app_id, lo) in logs {
+        let n = seen.entry(app_id.as_str()).or_insert(0);
+        *n += 1;
+        let mut lo = lo.clone();
+        let key = if *n == 1 {
+            app_id.clone()
+        } else {
+            // not a character of any app id Spark makes
+            let key = format!("{app_id}\u{1f}{n}");
+            if let Some(app) = lo.app.as_mut() {
+                for (_, b) in app.batches.iter_mut() {
+                    *b = aether_engine::with_value(b, "app_id", &key)?;
+                }
+                app.app_id = key.clone();
+            }
+            key
+        };
+        keys.push(key);
+        outcomes.push((log, lo));
+    }
+    let ing = aether_ingest::ingested_batch(outcomes);
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
     let (mut facts, derived) = rt.block_on(async {
         let ctx = aether_engine::session_with_partitions(1);
         aether_engine::register_ingested(&ctx, &ing)?;
+        if logs.iter().all(|(_, _, lo)| lo.stopped.is_some()) {
+            return anyhow::Ok((SessionFacts::read_start(&ctx).await?, Vec::new()));
+        }
         let mut views = QUALIFY_VIEWS.to_vec();
         if o.derive {
             let extra: Vec<&str> = DERIVED_VIEWS
@@ -758,16 +840,18 @@ fn qualify_session(
         anyhow::Ok((facts, derived))
     })?;
     logs.iter()
-        .map(|(log, app_id, lo)| {
+        .zip(&keys)
+        .map(|((log, app_id, lo), key)| {
             let name = log.display.clone();
-            let mut q = qualify_app(&mut facts, app_id, &name, o)?;
+            let mut q = qualify_app(&mut facts, key, app_id, &name, o)?;
             if o.derive {
                 q.derived = derived
                     .iter()
                     .map(|(v, all)| {
+                        let rows = aether_engine::rows_where(all, "app_id", key)?;
                         Ok((
                             v.to_string(),
-                            aether_engine::rows_where(all, "app_id", app_id)?,
+                            aether_engine::with_value(&rows, "app_id", app_id)?,
                         ))
                     })
                     .collect::<Result<_>>()?;
@@ -789,26 +873,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batches_hold_distinct_apps_within_bounds() {
+    fn batches_hold_logs_within_bounds() {
         let mut b = Batcher::new(3, 100, 2);
-        assert_eq!(b.add(1, "a".into(), 10), None);
-        assert_eq!(b.add(2, "b".into(), 10), None);
-        // a second log of app a goes to a new batch
-        assert_eq!(b.add(3, "a".into(), 10), None);
+        assert_eq!(b.add(1, 10), None);
+        assert_eq!(b.add(2, 10), None);
         // the first batch is full at 3 logs
-        assert_eq!(b.add(4, "c".into(), 10), Some(vec![1, 2, 4]));
+        assert_eq!(b.add(3, 10), Some(vec![1, 2, 3]));
         // a log as large as a batch is judged alone
-        assert_eq!(b.add(5, "d".into(), 100), Some(vec![5]));
+        assert_eq!(b.add(4, 100), Some(vec![4]));
+        assert_eq!(b.add(5, 10), None);
         // 10 + 95 > 100 bytes: another batch
-        assert_eq!(b.add(6, "e".into(), 95), None);
+        assert_eq!(b.add(6, 95), None);
+        // the first batch with room: full at 100 bytes
+        assert_eq!(b.add(7, 90), Some(vec![5, 7]));
+        assert_eq!(b.add(8, 60), None);
         // at most 2 batches stay open: the one holding the most bytes is handed over
-        assert_eq!(b.add(7, "a".into(), 10), Some(vec![6]));
+        assert_eq!(b.add(9, 60), Some(vec![6]));
         // of equals, the oldest
-        assert_eq!(b.add(8, "a".into(), 10), Some(vec![3]));
-        assert_eq!(b.finish(), vec![vec![7], vec![8]]);
+        assert_eq!(b.add(10, 50), Some(vec![8]));
+        assert_eq!(b.finish(), vec![vec![9], vec![10]]);
         // one log per batch
         let mut one = Batcher::new(1, 100, 2);
-        assert_eq!(one.add(1, "a".into(), 1), Some(vec![1]));
+        assert_eq!(one.add(1, 1), Some(vec![1]));
         assert!(one.finish().is_empty());
     }
 
@@ -827,12 +913,42 @@ mod tests {
         }
     }
 
-    /// A batch whose session cannot be built (here: one log's `tasks` table has another
-    /// table's columns) is judged again one log per session: that log fails with the reason,
-    /// the others get exactly their own results.
+    /// The properties that settle a verdict stop the reading, with the verdict qualify gives
+    /// the app; others (or Photon on a platform that has it) do not.
     #[test]
-    fn a_failed_batch_is_judged_one_log_per_session() {
-        let o = options();
+    fn the_stop_rule_stops_at_gpu_runs_and_missing_runtimes() {
+        let props = |kv: &[(&str, &str)]| -> Vec<(String, String)> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let plugin = ("spark.plugins", "com.nvidia.spark.SQLPlugin");
+        let photon = ("spark.databricks.clusterUsageTags.runtimeEngine", "PHOTON");
+        let emr = stop_rule("emr");
+        assert_eq!((emr.0)(&props(&[plugin])).as_deref(), Some(GPU_RUN));
+        assert_eq!(
+            (emr.0)(&props(&[plugin, ("spark.rapids.sql.enabled", "false")])),
+            None
+        );
+        // the last value of a key counts
+        let off_then_on = [
+            plugin,
+            ("spark.rapids.sql.enabled", "false"),
+            ("spark.rapids.sql.enabled", "true"),
+        ];
+        assert_eq!((emr.0)(&props(&off_then_on)).as_deref(), Some(GPU_RUN));
+        assert_eq!(
+            (emr.0)(&props(&[photon])).as_deref(),
+            Some("a Databricks Photon app: platform 'emr' has no Photon")
+        );
+        assert_eq!((stop_rule("databricks-aws").0)(&props(&[photon])), None);
+        assert_eq!((emr.0)(&props(&[("spark.master", "yarn")])), None);
+    }
+
+    /// The bundled sample logs, read.
+    fn sample_read(
+        o: &QualifyOptions,
+    ) -> Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)> {
         let rt = aether_ingest::io_runtime();
         let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/sample");
         let (logs, errors) = aether_ingest::discover(&[sample.to_string()], &o.ingest, &rt);
@@ -843,6 +959,54 @@ mod tests {
         });
         let mut batch = read.into_inner().unwrap();
         batch.sort_by(|a, b| a.0.display.cmp(&b.0.display));
+        batch
+    }
+
+    /// Logs of one app id (here each sample log twice, as two files) judged in one session get
+    /// exactly what each gets alone: a second log's rows are keyed apart from the first's, and
+    /// its results (app id, per-SQL rows, the Spark configs) name the app, not that key.
+    #[test]
+    fn logs_of_one_app_in_one_session_judged_as_alone() {
+        let mut o = options();
+        o.derive = true;
+        let read = sample_read(&o);
+        let alone: Vec<(String, AppQualification)> = read
+            .iter()
+            .flat_map(|item| qualify_batch(vec![item.clone()], &o))
+            .collect();
+        assert!(alone.iter().all(|(_, q)| q.status == Status::Success));
+        let mut batch = Vec::new();
+        for (log, lo) in &read {
+            batch.push((log.clone(), lo.clone()));
+            let mut copy = log.clone();
+            copy.display = format!("{}-copy", log.display);
+            batch.push((copy, lo.clone()));
+        }
+        let got = qualify_batch(batch, &o);
+        assert_eq!(got.len(), 2 * alone.len());
+        for (name, want) in &alone {
+            for copy in [name.clone(), format!("{name}-copy")] {
+                let (_, q) = got.iter().find(|(n, _)| *n == copy).unwrap();
+                let mut q = format!("{q:?}");
+                if copy != *name {
+                    q = q.replace(&copy, name);
+                }
+                assert!(
+                    !q.contains('\u{1f}'),
+                    "{copy}: a session key in the results"
+                );
+                assert_eq!(q, format!("{want:?}"), "{copy}");
+            }
+        }
+    }
+
+    /// A batch whose session cannot be built (here: one log's `tasks` table has another
+    /// table's columns) is judged again one log per session: that log fails with the reason,
+    /// the others get exactly their own results.
+    #[test]
+    fn a_failed_batch_is_judged_one_log_per_session() {
+        let o = options();
+        let mut batch = sample_read(&o);
         let alone: Vec<(String, AppQualification)> = batch
             .iter()
             .flat_map(|item| qualify_batch(vec![item.clone()], &o))

@@ -58,7 +58,13 @@ pub fn options(
         .as_deref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("builtin:{platform}"));
-    if let Err(e) = aether_predict::qualx::check_features(&names) {
+    // a booster given by the user must need only features aether computes (the built-in ones
+    // do: aether-predict's `builtin_models_need_only_computed_features`)
+    if let Some(Err(e)) = req
+        .model
+        .as_ref()
+        .map(|_| aether_predict::qualx::check_features(&names))
+    {
         return Err(anyhow!(
             "{}: {e}",
             req.model

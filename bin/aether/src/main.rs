@@ -178,8 +178,7 @@ impl Common {
                 endpoint: self.s3_endpoint.clone(),
             },
             shard: self.shard,
-            progress: None,
-            stop: None,
+            ..Default::default()
         }
     }
 
@@ -672,13 +671,15 @@ fn load(
     inputs: &Inputs,
     settings: &aether_engine::AnalysisSettings,
     views: Views,
+    skip_task_accumulables: bool,
 ) -> Result<std::result::Result<(aether_engine::SessionContext, bool), ExitCode>> {
     let (event_log, warehouse) = (&inputs.event_log, inputs.warehouse.as_deref());
     if event_log.is_empty() && warehouse.is_none() {
         eprintln!("error: give --event_log PATH… or --warehouse DIR");
         return Ok(Err(ExitCode::from(2)));
     }
-    let (opts, shown) = inputs.common.ingest_options_shown("reading");
+    let (mut opts, shown) = inputs.common.ingest_options_shown("reading");
+    opts.skip_task_accumulables = skip_task_accumulables;
     let loaded = aether_engine::load::load(rt, event_log, warehouse, &opts, settings, views);
     drop(shown);
     Ok(match loaded {
@@ -704,7 +705,7 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let rt = runtime()?;
-    let (ctx, failed_files) = match load(&rt, &a.inputs, &settings, Views::All)? {
+    let (ctx, failed_files) = match load(&rt, &a.inputs, &settings, Views::All, false)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
@@ -790,11 +791,15 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         },
     };
     let rt = runtime()?;
+    // statements known up front that never read the tasks' SQL-metric updates: left unread
+    let tables = aether_ingest::TASK_ACCUMULABLE_TABLES;
+    let skip = !interactive && !aether_shell::script_may_read(&script, &tables);
     let (ctx, failed_files) = match load(
         &rt,
         &a.inputs,
         &aether_engine::AnalysisSettings::default(),
         Views::OnDemand,
+        skip,
     )? {
         Ok(x) => x,
         Err(code) => return Ok(code),

@@ -70,9 +70,12 @@ pub fn session_with_partitions(partitions: usize) -> SessionContext {
     ctx
 }
 
-/// Register every table of an ingest as in-memory tables.
+/// Register every table of an ingest as in-memory tables (those it left out are not registered).
 pub fn register_ingested(ctx: &SessionContext, ing: &Ingested) -> Result<()> {
     for (name, schema) in all_schemas() {
+        if ing.left_out.contains(&name) {
+            continue;
+        }
         let batches = ing.tables.get(name).cloned().unwrap_or_default();
         register_batches(ctx, name, schema, batches)?;
     }

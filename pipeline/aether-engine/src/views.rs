@@ -265,6 +265,24 @@ pub fn views_needed(sql: &str) -> Result<Vec<&'static str>> {
         .collect())
 }
 
+/// Whether `sql` may read any of `tables`: it names one (whole word, any case), a view it needs
+/// ([`views_needed`]) names one, or it lists the catalog. A reader that knows its statements
+/// up front can leave the others' data unread.
+pub fn may_read(sql: &str, tables: &[&str]) -> Result<bool> {
+    let lower = sql.to_ascii_lowercase();
+    if lists_catalog(&lower) || tables.iter().any(|t| mentions(&lower, t)) {
+        return Ok(true);
+    }
+    let views = views_needed(sql)?;
+    Ok(VIEW_FILES
+        .iter()
+        .filter(|(name, _)| views.contains(name))
+        .any(|(_, text)| {
+            let text = text.to_ascii_lowercase();
+            tables.iter().any(|t| mentions(&text, t))
+        }))
+}
+
 /// Whether a statement (in lower case) lists the catalog: `information_schema`, `SHOW …`.
 fn lists_catalog(lower: &str) -> bool {
     mentions(lower, "information_schema") || skip_leading_comments(lower).starts_with("show")
@@ -477,8 +495,13 @@ async fn define_views(
                 .collect()
         })
         .collect();
-    let parallel = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    // on a multi-threaded runtime, views are computed side by side, as many at once as it has
+    // workers, each on a thread of its own with a current-thread runtime: a plan's partitions
+    // (a UNION's inputs) are then merged in the same order every run, as when computed in turn
+    let side_by_side = tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+        .map(|h| h.metrics().num_workers().max(1));
     let mut state = vec![Defined::No; todo.len()];
     let mut running: tokio::task::JoinSet<(usize, Result<MemTable>)> = tokio::task::JoinSet::new();
     loop {
@@ -494,11 +517,15 @@ async fn define_views(
                 ctx.deregister_table(name)?;
                 let body = sql.trim().trim_end_matches(';');
                 if materialize.contains(&name) {
-                    state[i] = Defined::Computing;
-                    if parallel {
+                    if let Some(slots) = side_by_side {
+                        if running.len() >= slots {
+                            continue;
+                        }
+                        state[i] = Defined::Computing;
                         let ctx = ctx.clone();
-                        running.spawn(async move { (i, materialized(&ctx, name, body).await) });
+                        running.spawn_blocking(move || (i, materialized_alone(&ctx, name, body)));
                     } else {
+                        state[i] = Defined::Computing;
                         let table = materialized(ctx, name, body).await?;
                         ctx.register_table(name, Arc::new(table))?;
                         state[i] = Defined::Yes;
@@ -532,6 +559,14 @@ enum Defined {
 
 fn view_error(name: &str, e: datafusion::error::DataFusionError) -> EngineError {
     EngineError::Other(format!("view {name} (sql/{name}.sql): {e}"))
+}
+
+/// [`materialized`] on this thread, with a current-thread runtime of its own.
+fn materialized_alone(ctx: &SessionContext, name: &str, body: &str) -> Result<MemTable> {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| EngineError::Other(format!("view {name}: a runtime: {e}")))?
+        .block_on(materialized(ctx, name, body))
 }
 
 /// The rows of view `name` (its SQL `body`), computed, as an in-memory table.
@@ -593,6 +628,40 @@ mod tests {
             Some("v2".into())
         );
         assert_eq!(created_name("select 1"), None);
+    }
+
+    /// `may_read` is what planning says: over a session whose accumulable tables were left out,
+    /// exactly the views it calls free of them plan; and it sees through views, any case, and
+    /// catalog listings.
+    #[test]
+    fn may_read_agrees_with_planning_without_the_tables() {
+        let tables = aether_ingest::TASK_ACCUMULABLE_TABLES;
+        let ing = aether_ingest::Ingested {
+            left_out: tables.to_vec(),
+            ..Default::default()
+        };
+        let (mut free, mut reading) = (0, 0);
+        for (v, _) in VIEW_FILES {
+            let sql = format!("SELECT * FROM {v}");
+            let reads = may_read(&sql, &tables).unwrap();
+            let ctx = crate::session();
+            crate::register_ingested(&ctx, &ing).unwrap();
+            register_settings(&ctx, &AnalysisSettings::default()).unwrap();
+            let planned = block_on(async {
+                register_views_for(&ctx, &sql).await?;
+                ctx.sql(&sql).await?;
+                Ok::<_, EngineError>(())
+            });
+            assert_eq!(planned.is_ok(), !reads, "{v}: {planned:?}");
+            if reads { reading += 1 } else { free += 1 }
+        }
+        assert!(free > 10 && reading > 3, "{free} free, {reading} reading");
+        assert!(may_read("select * from SQL_METRICS", &tables).unwrap());
+        assert!(may_read("SELECT count(*) FROM qualx_features", &tables).unwrap());
+        assert!(may_read("SHOW TABLES", &tables).unwrap());
+        assert!(may_read("select * from information_schema.columns", &tables).unwrap());
+        assert!(!may_read("SELECT stage_id, count(*) FROM tasks GROUP BY 1", &tables).unwrap());
+        assert!(!may_read("SELECT * FROM sql_metrics_of_mine", &tables).unwrap());
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //!
 //! `cargo bench -p aether-ingest` (optimised build). Measures the 958 MB log of
 //! `../shared/datasets/real-spark-4.3.0-big/` decompressed once to a temp dir (plain file), the
-//! same log read straight from its `.zstd`, and the whole `../shared/datasets/` corpus. Each
-//! measurement runs in a fresh child process, so each peak RSS is its own; the best of
-//! `AETHER_BENCH_RUNS` (default 3) wall times is reported. `AETHER_DATASETS` overrides the
+//! same log read straight from its `.zstd` (with the tasks' accumulables, as qualify reads it, and
+//! without, as `aether sql` reads it for most queries), and the whole `../shared/datasets/`
+//! corpus. Each measurement runs in a fresh child process, so each peak RSS is its own; the best
+//! of `AETHER_BENCH_RUNS` (default 3) wall times is reported. `AETHER_DATASETS` overrides the
 //! corpus path, `AETHER_BENCH_THREADS` the worker threads, `AETHER_BENCH_JSON` writes the results.
 
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ fn peak_rss_bytes() -> u64 {
 fn child(inputs: Vec<String>, threads: usize) {
     let opts = aether_ingest::IngestOptions {
         threads,
+        skip_task_accumulables: std::env::var_os("AETHER_BENCH_SKIP_ACCUMULABLES").is_some(),
         ..Default::default()
     };
     let t0 = Instant::now();
@@ -55,13 +57,15 @@ struct Measure {
     rss: u64,
 }
 
-fn measure(inputs: &[String], runs: usize, threads: usize) -> Measure {
+/// The best of `runs` child runs over `inputs`; `skip` leaves the tasks' accumulables unread.
+fn measure(inputs: &[String], runs: usize, threads: usize, skip: bool) -> Measure {
     let exe = std::env::current_exe().expect("bench binary path");
     let mut best: Option<Measure> = None;
     for _ in 0..runs.max(1) {
         let out = Command::new(&exe)
             .env("AETHER_BENCH_CHILD", "1")
             .env("AETHER_BENCH_THREADS", threads.to_string())
+            .envs(skip.then_some(("AETHER_BENCH_SKIP_ACCUMULABLES", "1")))
             .args(inputs)
             .output()
             .expect("run the child");
@@ -139,10 +143,17 @@ fn main() {
         let mut w = std::io::BufWriter::new(std::fs::File::create(&plain).unwrap());
         std::io::copy(&mut r, &mut w).unwrap();
     }
+    // (name, input, accumulables left unread: as `aether sql` reads a log for a query that
+    // needs neither sql_metrics nor stage_gpu_metrics)
     let cases = [
-        ("958 MB log, plain", plain.display().to_string()),
-        ("958 MB log, .zstd", big.display().to_string()),
-        ("whole datasets corpus", datasets.display().to_string()),
+        ("958 MB log, plain", plain.display().to_string(), false),
+        ("958 MB log, .zstd", big.display().to_string(), false),
+        ("958 MB log, .zstd, skip", big.display().to_string(), true),
+        (
+            "whole datasets corpus",
+            datasets.display().to_string(),
+            false,
+        ),
     ];
     println!("threads: {threads}, best of {runs} runs, each in a fresh process");
     println!(
@@ -150,8 +161,8 @@ fn main() {
         "input", "logs", "tasks", "MB", "seconds", "MB/s", "MB/s/core", "peak RSS MiB"
     );
     let mut json = Vec::new();
-    for (name, input) in cases {
-        let m = measure(&[input], runs, threads);
+    for (name, input, skip) in cases {
+        let m = measure(&[input], runs, threads, skip);
         let mb = m.bytes as f64 / 1e6;
         let mbps = mb / m.secs;
         let rss_mib = m.rss as f64 / (1u64 << 20) as f64;

@@ -849,24 +849,72 @@ fn fast_event_name(line: &[u8]) -> Option<&[u8]> {
 /// metrics that "Task Metrics" holds too: the array is cut out by a structural scan (only SQL
 /// metric entries are parsed) and the rest of the line is parsed with the array emptied. When
 /// the scan finds anything unexpected, the whole line goes through the parser instead.
-fn parse_task_end(line: &[u8]) -> Result<TaskEnd, String> {
+///
+/// With `accumulables` false the array is not read at all: its end is found from the key that
+/// follows it, and the task's SQL-metric updates are left empty.
+fn parse_task_end(line: &[u8], accumulables: bool) -> Result<TaskEnd, String> {
     thread_local! {
         /// the line without its accumulables, reused from line to line
         static REST: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     REST.with_borrow_mut(|rest| {
-        let Some(objects) = cut_task_end(line, rest) else {
-            return de(line);
+        let cut = if accumulables {
+            None
+        } else {
+            skip_accumulables(line).map(|(open, close)| (open, close, Vec::new()))
         };
+        let Some((open, close, objects)) = cut.or_else(|| accumulables_array(line)) else {
+            let mut t: TaskEnd = de(line)?;
+            if !accumulables {
+                t.info.accumulables = AccUpdates::default();
+            }
+            return Ok(t);
+        };
+        cut_task_end(line, open, close, rest);
         let mut t: TaskEnd = match crate::fast::task_end(rest) {
             Some(t) => t,
             None => de(rest)?,
         };
-        t.info.accumulables =
-            updates_from_objects(&objects).map_err(|e| format!("malformed event: {e}"))?;
+        if accumulables {
+            t.info.accumulables =
+                updates_from_objects(&objects).map_err(|e| format!("malformed event: {e}"))?;
+        }
         Ok(t)
     })
 }
+
+/// Where a TaskEnd's `Accumulables` array opens and (one past where it) closes, found without
+/// reading it: Spark writes the array last in `Task Info`, followed by `"Task Executor
+/// Metrics":{`, `"Task Metrics":{` or the end of the event. An unescaped quote cannot be inside
+/// a string and the array's entries hold no such keys (updates are numbers, strings or block
+/// statuses), so the first `]},"Task Executor Metrics":{` or `]},"Task Metrics":{` after the
+/// key closes the array. `None` when the line has another shape (the array is then scanned).
+fn skip_accumulables(line: &[u8]) -> Option<(usize, usize)> {
+    let k = ACCUMULABLES_KEY.find(line)?;
+    let open = k + ACCUMULABLES_KEY.needle().len() - 1;
+    let after = &line[open..];
+    let close = match ARRAY_THEN_TASK_KEY.find(after) {
+        Some(i) => {
+            let key = &after[i + ARRAY_THEN_TASK_KEY.needle().len()..];
+            if !(key.starts_with(b"Executor Metrics\":{") || key.starts_with(b"Metrics\":{")) {
+                return None;
+            }
+            open + i + 1
+        }
+        // the last field of the event: `…]}}`
+        None if after.ends_with(b"]}}") => line.len() - 2,
+        None => return None,
+    };
+    if close < open + 2 || ACCUMULABLES_KEY.find(&line[close..]).is_some() {
+        return None;
+    }
+    Some((open, close))
+}
+
+/// What closes a TaskEnd's accumulables when a task metrics object follows (see
+/// [`skip_accumulables`]).
+static ARRAY_THEN_TASK_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"]},\"Task "));
 
 /// The key of a task's executor.
 static EXECUTOR_ID_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -899,10 +947,9 @@ fn parse_task_start(line: &[u8]) -> Result<TaskStart, String> {
     }
 }
 
-/// A TaskEnd line with its `Accumulables` array emptied and its `Task Executor Metrics`
-/// object cut down to the one metric read, plus the accumulable objects; `None` when the line
-/// does not have the expected shape.
-fn cut_task_end<'a>(line: &'a [u8], rest: &mut Vec<u8>) -> Option<Vec<&'a [u8]>> {
+/// A TaskEnd's `Accumulables` array, scanned: where it opens, (one past where) it closes, and
+/// its objects; `None` when the line does not have the expected shape.
+fn accumulables_array(line: &[u8]) -> Option<(usize, usize, Vec<&[u8]>)> {
     // An unescaped `"Accumulables":[` can only be the key itself, never text inside a string;
     // it must occur once for the cut to be unambiguous.
     let k = ACCUMULABLES_KEY.find(line)?;
@@ -912,6 +959,12 @@ fn cut_task_end<'a>(line: &'a [u8], rest: &mut Vec<u8>) -> Option<Vec<&'a [u8]>>
     if ACCUMULABLES_KEY.find(&line[close..]).is_some() {
         return None;
     }
+    Some((open, close, objects))
+}
+
+/// Into `rest`: a TaskEnd line with its `Accumulables` array (`line[open..close]`) emptied and
+/// its `Task Executor Metrics` object cut down to the one metric read.
+fn cut_task_end(line: &[u8], open: usize, close: usize, rest: &mut Vec<u8>) {
     // Of the executor's metrics (after the task info, Spark 3+) only TotalGCTime is read:
     // cutting a complete `"Task Executor Metrics":{…}` object down to it, when its value is a
     // plain integer (otherwise the object stays whole), leaves valid JSON with the same fields
@@ -954,7 +1007,6 @@ fn cut_task_end<'a>(line: &'a [u8], rest: &mut Vec<u8>) -> Option<Vec<&'a [u8]>>
         }
         None => rest.extend_from_slice(&line[close..]),
     }
-    Some(objects)
 }
 
 fn de<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
@@ -981,6 +1033,12 @@ fn short_error(s: &str) -> String {
 /// Lines of events aether does not read are recognised from their prefix and not parsed
 /// further (a full parse is needed only when the line does not start with `{"Event":"`).
 pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
+    parse_line_with(line, true)
+}
+
+/// [`parse_line`], reading the tasks' accumulables (their SQL-metric updates) or not: with
+/// `accumulables` false, a `TaskEnd`'s `Task Info.Accumulables` is left empty, unread.
+pub fn parse_line_with(line: &[u8], accumulables: bool) -> Result<Parsed<'_>, String> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return Ok(Parsed::Blank);
@@ -1003,7 +1061,7 @@ pub fn parse_line(line: &[u8]) -> Result<Parsed<'_>, String> {
         return Ok(Parsed::Skipped(name));
     };
     let ev = match kind {
-        Kind::TaskEnd => Event::TaskEnd(Box::new(parse_task_end(trimmed)?)),
+        Kind::TaskEnd => Event::TaskEnd(Box::new(parse_task_end(trimmed, accumulables)?)),
         Kind::TaskStart => Event::TaskStart(parse_task_start(trimmed)?),
         Kind::StageExecutorMetrics => Event::StageExecutorMetrics(de(trimmed)?),
         Kind::LogStart => Event::LogStart(de(trimmed)?),
@@ -1188,7 +1246,7 @@ mod scan_tests {
                 }
             }
         }
-        let (mut lines, mut updates, mut fast) = (0, 0, 0);
+        let (mut lines, mut updates, mut fast, mut skipped) = (0, 0, 0, 0);
         for f in files {
             let log = std::fs::read(&f).unwrap();
             for line in log
@@ -1198,7 +1256,8 @@ mod scan_tests {
                 let Ok(slow) = de::<TaskEnd>(line) else {
                     continue;
                 };
-                let got = parse_task_end(line).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+                let mut got =
+                    parse_task_end(line, true).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
                 assert_eq!(format!("{got:?}"), format!("{slow:?}"), "{}", f.display());
                 // and an independent reading of the SQL-metric updates, through serde_json::Value
                 let v: serde_json::Value = serde_json::from_slice(line).unwrap();
@@ -1230,10 +1289,26 @@ mod scan_tests {
                 lines += 1;
                 updates += got.info.accumulables.0.len();
                 let mut rest = Vec::new();
-                if cut_task_end(line, &mut rest).is_some() && crate::fast::task_end(&rest).is_some()
-                {
-                    fast += 1;
+                let scanned = accumulables_array(line);
+                if let Some((open, close, _)) = scanned {
+                    cut_task_end(line, open, close, &mut rest);
+                    if crate::fast::task_end(&rest).is_some() {
+                        fast += 1;
+                    }
                 }
+                // without the accumulables: the array found where the scan ends it (when it
+                // is found), and everything else read as with them
+                if let Some(bounds) = skip_accumulables(line) {
+                    let scanned = scanned.map(|(open, close, _)| (open, close));
+                    assert_eq!(Some(bounds), scanned, "{}", f.display());
+                    skipped += 1;
+                }
+                let mut without =
+                    parse_task_end(line, false).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+                assert!(without.info.accumulables.0.is_empty());
+                let want = format!("{got:?}");
+                without.info.accumulables = std::mem::take(&mut got.info.accumulables);
+                assert_eq!(format!("{without:?}"), want, "{}", f.display());
             }
         }
         assert!(
@@ -1242,6 +1317,45 @@ mod scan_tests {
         );
         // the hand-written reader, not the serde fallback, read (almost) all of them
         assert!(fast * 100 >= lines * 95, "fast path took {fast} of {lines}");
+        // and the array's end was found without scanning it in (almost) all of them
+        assert!(skipped * 100 >= lines * 95, "skipped {skipped} of {lines}");
+    }
+
+    /// Without the accumulables, the array's end is taken from the key after it only when the
+    /// line has Spark's shape; otherwise the array is scanned, and a line that is not an event
+    /// is still an error.
+    #[test]
+    fn task_end_without_accumulables_keeps_the_rest() {
+        let head = r#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Stage Attempt ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":7,"Index":2,"Attempt":0,"Launch Time":10,"Executor ID":"1","Host":"h","Locality":"ANY","Speculative":false,"Finish Time":20,"Failed":false,"Killed":false,"Accumulables":[{"ID":5,"Name":"number of output rows","Update":"25000","Value":"25000"},{"ID":6,"Name":"x]},\"Task Metrics\":{","Update":[{"Block ID":"b"}]}]}"#;
+        for (tail, skip) in [
+            (
+                r#","Task Executor Metrics":{"TotalGCTime":4},"Task Metrics":{"Executor Run Time":5}}"#,
+                true,
+            ),
+            (r#","Task Metrics":{"Executor Run Time":5}}"#, true),
+            ("}", true),
+            // another key after the array: scanned
+            (
+                r#","Other":1,"Task Metrics":{"Executor Run Time":5}}"#,
+                false,
+            ),
+        ] {
+            let line = format!("{head}{tail}");
+            let line = line.as_bytes();
+            let full = parse_task_end(line, true).unwrap();
+            assert_eq!(full.info.accumulables.0.len(), 1);
+            assert_eq!(skip_accumulables(line).is_some(), skip, "{tail}");
+            let mut without = parse_task_end(line, false).unwrap();
+            assert!(without.info.accumulables.0.is_empty(), "{tail}");
+            assert_eq!(without.info.task_id, 7);
+            without.info.accumulables = full.info.accumulables;
+            assert_eq!(
+                format!("{without:?}"),
+                format!("{:?}", parse_task_end(line, true).unwrap())
+            );
+        }
+        let cut = format!("{head},\"Task Metrics\":{{\"Executor Run Time\"");
+        assert!(parse_line_with(cut.as_bytes(), false).is_err());
     }
 }
 

@@ -43,7 +43,16 @@ pub struct IngestOptions {
     /// Ends a log's reading once its verdict is known (see [`StopRule`]); `None`: every log is
     /// read to its end.
     pub stop: Option<StopRule>,
+    /// Leave the tasks' accumulables (their SQL-metric updates, most of a TaskEnd's bytes)
+    /// unread: the tables made of them ([`TASK_ACCUMULABLE_TABLES`]) are then left out of the
+    /// result ([`Ingested::left_out`]), not filled wrongly. For readers that do not query them.
+    pub skip_task_accumulables: bool,
 }
+
+/// The tables made (partly) of the tasks' accumulables: left out when
+/// [`IngestOptions::skip_task_accumulables`] is set.
+pub const TASK_ACCUMULABLE_TABLES: [&str; 2] =
+    [tables::SqlMetrics::NAME, tables::StageGpuMetrics::NAME];
 
 /// Ends the reading of a log early, as the reference qualification does (it stops at the first
 /// sign of a GPU run or of a runtime its platform lacks): given the Spark properties of each
@@ -134,7 +143,8 @@ impl std::fmt::Display for Shard {
 }
 
 impl IngestOptions {
-    fn threads(&self) -> usize {
+    /// Worker threads: [`IngestOptions::threads`], or one per core when 0.
+    pub fn threads(&self) -> usize {
         if self.threads > 0 {
             self.threads
         } else {
@@ -185,6 +195,9 @@ pub struct Ingested {
     pub bytes: u64,
     /// Wall time of the ingest.
     pub elapsed: std::time::Duration,
+    /// Tables not read ([`IngestOptions::skip_task_accumulables`]): absent from `tables`, and
+    /// not to be registered (a query of them must fail, not find them empty).
+    pub left_out: Vec<&'static str>,
 }
 
 impl Ingested {
@@ -268,6 +281,22 @@ pub fn read_logs<F>(logs: &[LogSource], opts: &IngestOptions, rt: &tokio::runtim
 where
     F: Fn(&LogSource, LogOutcome) + Sync,
 {
+    read_logs_then(logs, opts, rt, each, || {});
+}
+
+/// [`read_logs`], and each worker thread calls `idle` once no log is left for it to start
+/// (other workers may still be reading theirs): work that waits for the reading, such as
+/// judging what was read, can use that thread while the largest logs are still being read.
+pub fn read_logs_then<F, I>(
+    logs: &[LogSource],
+    opts: &IngestOptions,
+    rt: &tokio::runtime::Runtime,
+    each: F,
+    idle: I,
+) where
+    F: Fn(&LogSource, LogOutcome) + Sync,
+    I: Fn() + Sync,
+{
     let threads = opts.threads();
     let progress = opts.progress.as_ref();
     if let Some(p) = progress {
@@ -288,13 +317,21 @@ where
                     let log = &logs[i];
                     let inner = if estimated_bytes(log) > (32 << 20) { threads } else { 1 };
                     let t0 = Instant::now();
-                    let out = read::read_log(log, &handle, inner, progress, opts.stop.as_ref());
+                    let out = read::read_log(
+                        log,
+                        &handle,
+                        inner,
+                        progress,
+                        opts.stop.as_ref(),
+                        !opts.skip_task_accumulables,
+                    );
                     tracing::debug!(uri = %log.display, bytes = out.bytes, elapsed_ms = t0.elapsed().as_millis() as u64, "log read");
                     each(log, out);
                     if let Some(p) = progress {
                         p.logs_done.fetch_add(1, Ordering::Relaxed);
                     }
                 }
+                idle();
             });
         }
     });
@@ -327,6 +364,9 @@ fn assemble(
     for (report, app) in logs {
         res.bytes += report.bytes;
         if let Some(app) = app {
+            if app.left_out && res.left_out.is_empty() {
+                res.left_out = TASK_ACCUMULABLE_TABLES.to_vec();
+            }
             for (name, batch) in app.batches {
                 if batch.num_rows() > 0 {
                     res.tables.entry(name).or_default().push(batch);
@@ -334,6 +374,9 @@ fn assemble(
             }
         }
         res.logs.push(report);
+    }
+    for name in &res.left_out {
+        res.tables.remove(name);
     }
     let errors = res.error_batch();
     res.tables.insert(tables::IngestErrors::NAME, vec![errors]);
@@ -505,5 +548,109 @@ mod tests {
         assert!(whole.stopped.is_none());
         assert_eq!((whole.bytes, whole.lines), (full.bytes, full.lines));
         assert_eq!(rows(&whole, "tasks"), rows(&full, "tasks"));
+    }
+
+    /// Every worker calls `idle` once, after the last log it read (the others may still be
+    /// reading), and every log is read once.
+    #[test]
+    fn each_reader_calls_idle_once_it_has_no_log_left() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/sample");
+        let rt = io_runtime();
+        for threads in [1, 2, 3] {
+            let opts = IngestOptions {
+                threads,
+                ..Default::default()
+            };
+            let inputs: Vec<String> = [
+                "local-1796009671201",
+                "local-1796009829641.lz4",
+                "local-1796009839341.zstd",
+                "local-1796393658133.zstd",
+            ]
+            .iter()
+            .map(|f| format!("{dir}/{f}"))
+            .collect();
+            let (logs, errors) = discover(&inputs, &opts, &rt);
+            assert!(errors.is_empty() && logs.len() >= 2, "{errors:?}");
+            let read = std::sync::Mutex::new(Vec::new());
+            let idle = std::sync::Mutex::new(Vec::new());
+            read_logs_then(
+                &logs,
+                &opts,
+                &rt,
+                |log, out| {
+                    assert!(out.app.is_some(), "{}", log.display);
+                    read.lock().unwrap().push(log.display.clone());
+                },
+                || {
+                    let done = read.lock().unwrap().len();
+                    idle.lock().unwrap().push(done);
+                },
+            );
+            let mut read = read.into_inner().unwrap();
+            read.sort();
+            let mut want: Vec<String> = logs.iter().map(|l| l.display.clone()).collect();
+            want.sort();
+            assert_eq!(read, want);
+            let idle = idle.into_inner().unwrap();
+            assert_eq!(idle.len(), threads.min(logs.len()), "{threads} threads");
+            // the last reader to go idle has seen every log read
+            assert_eq!(idle.iter().max(), Some(&logs.len()));
+        }
+    }
+
+    /// Without the tasks' accumulables, the tables made of them are left out (not registered
+    /// empty) and every other table holds exactly what a whole reading gives.
+    #[test]
+    fn skipping_task_accumulables_leaves_out_their_tables_only() {
+        let logs = [
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../datasets/sample/local-1796393658133.zstd"
+            ),
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/datasets/rapids-tools/spark-events-profiling/nds_q66_gpu.zstd"
+            ),
+        ]
+        .map(String::from);
+        let full = ingest(&logs, &IngestOptions::default());
+        assert!(full.all_ok() && full.left_out.is_empty(), "{:?}", full.logs);
+        let skip = ingest(
+            &logs,
+            &IngestOptions {
+                skip_task_accumulables: true,
+                ..Default::default()
+            },
+        );
+        assert!(skip.all_ok(), "{:?}", skip.logs);
+        assert_eq!(skip.left_out, TASK_ACCUMULABLE_TABLES.to_vec());
+        // what is left out had rows made of task updates: the skip is not a no-op
+        let task_totals = |name: &str| -> usize {
+            full.tables[name]
+                .iter()
+                .map(|b| {
+                    b.num_rows()
+                        - b.column(b.schema().index_of("task_total").unwrap())
+                            .null_count()
+                })
+                .sum()
+        };
+        assert!(task_totals(tables::SqlMetrics::NAME) > 0);
+        assert!(
+            full.tables[tables::StageGpuMetrics::NAME]
+                .iter()
+                .any(|b| b.num_rows() > 0)
+        );
+        for name in TASK_ACCUMULABLE_TABLES {
+            assert!(!skip.tables.contains_key(name), "{name}");
+        }
+        assert_eq!(
+            skip.tables.len() + TASK_ACCUMULABLE_TABLES.len(),
+            full.tables.len()
+        );
+        for (name, batches) in &skip.tables {
+            assert_eq!(batches, &full.tables[name], "{name}");
+        }
     }
 }

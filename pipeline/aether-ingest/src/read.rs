@@ -188,7 +188,7 @@ fn count(counts: &mut Vec<(Vec<u8>, bool, i64)>, name: &[u8], read: bool) {
     }
 }
 
-fn parse_chunk(c: &Chunk) -> ParsedChunk {
+fn parse_chunk(c: &Chunk, accumulables: bool) -> ParsedChunk {
     let data = c.bytes();
     let mut out = ParsedChunk {
         part: c.part,
@@ -205,7 +205,7 @@ fn parse_chunk(c: &Chunk) -> ParsedChunk {
         let line = &data[start..end];
         let cut = end == data.len() && c.last && !data.ends_with(b"\n");
         line_no += 1;
-        match events::parse_line(line) {
+        match events::parse_line_with(line, accumulables) {
             Ok(Parsed::Blank) => {}
             Ok(Parsed::Event(name, e)) => {
                 count(&mut out.counts, &name, true);
@@ -313,15 +313,19 @@ fn chunk_lines(
     }
 }
 
-/// Read one log into tables. `threads` > 1 parses chunks in parallel (for large logs).
+/// Read one log into tables. `threads` > 1 parses chunks in parallel (for large logs);
+/// `accumulables` false leaves the tasks' accumulables unread (see
+/// [`crate::IngestOptions::skip_task_accumulables`]).
 pub fn read_log(
     log: &LogSource,
     rt: &tokio::runtime::Handle,
     threads: usize,
     progress: Option<&std::sync::Arc<crate::Progress>>,
     stop: Option<&crate::StopRule>,
+    accumulables: bool,
 ) -> LogOutcome {
     let mut state = AppState::new(log.display.clone(), log.size());
+    state.skip_task_accumulables = !accumulables;
     // why the rule would stop (from the latest environment update), and whether it did
     let mut verdict: Option<String> = None;
     let mut stopped: Option<String> = None;
@@ -435,7 +439,7 @@ pub fn read_log(
                 break;
             }
             let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
-                let pc = parse_chunk(&c);
+                let pc = parse_chunk(&c, accumulables);
                 pool.give(c.data);
                 apply(pc, &mut state, &mut errors);
                 !halt.load(std::sync::atomic::Ordering::Relaxed)
@@ -475,7 +479,7 @@ pub fn read_log(
                     loop {
                         let next = chunk_rx.lock().map(|rx| rx.recv());
                         let Ok(Ok((seq, c))) = next else { break };
-                        let pc = parse_chunk(&c);
+                        let pc = parse_chunk(&c, accumulables);
                         pool.give(c.data);
                         if done_tx.send((seq, pc)).is_err() {
                             break;

@@ -286,6 +286,9 @@ pub struct AppState {
     complete: bool,
     /// Whether any Spark event was seen.
     pub saw_event: bool,
+    /// The tasks' accumulables were not read: the tables made of them
+    /// ([`crate::TASK_ACCUMULABLE_TABLES`]) are left out.
+    pub skip_task_accumulables: bool,
     executors: Vec<ExecRow>,
     exec_idx: HashMap<String, usize>,
     jobs: Vec<JobRow>,
@@ -317,6 +320,8 @@ pub struct AppBatches {
     pub app_id: String,
     pub attempt_id: Option<String>,
     pub batches: Vec<(&'static str, RecordBatch)>,
+    /// Whether the tables of the tasks' accumulables were left out (not read).
+    pub left_out: bool,
 }
 
 impl AppState {
@@ -1218,10 +1223,14 @@ impl AppState {
         }
         out.push((IgnoredFields::NAME, f.finish(&key)));
 
+        if self.skip_task_accumulables {
+            out.retain(|(name, _)| !crate::TASK_ACCUMULABLE_TABLES.contains(name));
+        }
         AppBatches {
             app_id,
             attempt_id: attempt,
             batches: out,
+            left_out: self.skip_task_accumulables,
         }
     }
 }

@@ -550,13 +550,17 @@ impl<T> Batcher<T> {
             return Some(self.open.remove(i).items);
         }
         if self.open.len() > self.max_open {
-            // the batch holding the most (the oldest of equals)
-            let fullest = (0..self.open.len())
-                .rev()
-                .max_by_key(|&j| (self.open[j].bytes, self.open[j].items.len()))?;
-            return Some(self.open.remove(fullest).items);
+            return self.take_fullest();
         }
         None
+    }
+
+    /// The batch holding the most (the oldest of equals), taken out of the open ones.
+    fn take_fullest(&mut self) -> Option<Vec<T>> {
+        let fullest = (0..self.open.len())
+            .rev()
+            .max_by_key(|&j| (self.open[j].bytes, self.open[j].items.len()))?;
+        Some(self.open.remove(fullest).items)
     }
 
     /// The batches still open.
@@ -636,7 +640,7 @@ pub fn qualify_logs(
     if !o.derive {
         ingest.stop = Some(stop_rule(&o.platform));
     }
-    aether_ingest::read_logs(logs, &ingest, rt, |log, out| {
+    let each = |log: &aether_ingest::LogSource, out: aether_ingest::LogOutcome| {
         let bytes = out.bytes;
         let item = (log.clone(), out);
         // a log stopped early is judged at once, from its start alone (no views to compute)
@@ -648,7 +652,15 @@ pub fn qualify_logs(
         if let Some(batch) = ready {
             judge(batch);
         }
-    });
+    };
+    // a reader with no log left to start judges the open batches while the others still read
+    // (the largest logs are read first and last longest)
+    let idle = || {
+        while let Some(batch) = batcher.lock().ok().and_then(|mut b| b.take_fullest()) {
+            judge(batch);
+        }
+    };
+    aether_ingest::read_logs_then(logs, &ingest, rt, each, idle);
     // the batches left, several at a time
     let rest = batcher
         .into_inner()
@@ -804,7 +816,11 @@ fn qualify_session(
         outcomes.push((log, lo));
     }
     let ing = aether_ingest::ingested_batch(outcomes);
-    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    // the views computed side by side once what they read is (aether_engine::define_views):
+    // a session alone at the end of a run (the largest log's) has the cores to itself
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(o.ingest.threads())
+        .build()?;
     let (mut facts, derived) = rt.block_on(async {
         let ctx = aether_engine::session_with_partitions(1);
         aether_engine::register_ingested(&ctx, &ing)?;

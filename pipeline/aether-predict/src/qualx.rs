@@ -266,7 +266,7 @@ pub fn available_features() -> Result<Vec<String>> {
     rt.block_on(async {
         let ctx = aether_engine::session();
         aether_engine::register_ingested(&ctx, &aether_ingest::Ingested::default())?;
-        // only the views the features read (planning all of them took ~0.5 s per command)
+        // only the views the features read (planning all of them took ~0.7 s per command)
         aether_engine::views::register_settings(&ctx, &Default::default())?;
         const SQL: &str = "SELECT * FROM qualx_features";
         aether_engine::views::register_views_for(&ctx, SQL).await?;

@@ -196,7 +196,7 @@ impl<'a> Shell<'a> {
     fn feed(&mut self, pending: &mut String, line: &str) -> Flow {
         if !waits_for_more(pending) {
             let t = line.trim();
-            if t.starts_with('.') || t.starts_with('\\') {
+            if is_command(t) {
                 pending.clear();
                 return self.dot(t.trim_end_matches(';').trim_end());
             }
@@ -642,6 +642,20 @@ pub fn looks_like_sql(s: &str) -> bool {
     ) || s.trim_start().starts_with('(')
 }
 
+/// Whether a script (statements and dot commands, known before the logs are read) may read any
+/// of `tables`: [`aether_engine::views::may_read`] of its text, and yes when it has a dot
+/// command (`.read FILE` brings statements not seen here; `.tables` lists them all).
+pub fn script_may_read(script: &str, tables: &[&str]) -> bool {
+    let commands = script.lines().any(|l| is_command(l.trim_start()));
+    commands || aether_engine::views::may_read(script, tables).unwrap_or(true)
+}
+
+/// Whether a line (trimmed at its start), met between statements, is a dot command (`.tables`,
+/// `\q`).
+fn is_command(t: &str) -> bool {
+    t.starts_with('.') || t.starts_with('\\')
+}
+
 /// The complete statements of `text` (each up to a `;` outside quotes and comments, trimmed,
 /// without it; blank ones dropped) and what follows the last `;`.
 pub fn split_statements(text: &str) -> (Vec<String>, String) {
@@ -902,6 +916,25 @@ pub fn script_text(source: &str, bytes: Vec<u8>) -> (String, Option<String>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_script_may_read_the_tables_it_or_its_views_name_or_its_commands_reach() {
+        let t = ["sql_metrics", "stage_gpu_metrics"];
+        assert!(!super::script_may_read(
+            "SELECT count(*) FROM tasks;\nSELECT 1",
+            &t
+        ));
+        assert!(super::script_may_read(
+            "SELECT 1;\nselect * from Stage_Gpu_Metrics",
+            &t
+        ));
+        assert!(super::script_may_read(
+            "SELECT * FROM profile_sql_plan_metrics_for_application",
+            &t
+        ));
+        assert!(super::script_may_read("SELECT 1;\n.read more.sql", &t));
+        assert!(super::script_may_read("  .tables", &t));
+    }
+
     use super::*;
 
     #[test]

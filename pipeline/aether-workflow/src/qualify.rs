@@ -60,18 +60,10 @@ pub fn options(
         .unwrap_or_else(|| format!("builtin:{platform}"));
     // a booster given by the user must need only features aether computes (the built-in ones
     // do: aether-predict's `builtin_models_need_only_computed_features`)
-    if let Some(Err(e)) = req
-        .model
-        .as_ref()
-        .map(|_| aether_predict::qualx::check_features(&names))
+    if let Some(path) = &req.model
+        && let Err(e) = aether_predict::qualx::check_features(&names)
     {
-        return Err(anyhow!(
-            "{}: {e}",
-            req.model
-                .as_deref()
-                .map(|p| p.display().to_string())
-                .unwrap_or(platform.clone())
-        ));
+        return Err(anyhow!("{}: {e}", path.display()));
     }
     let emr = &cfg.platform.emr;
     let catalog = if platform == "emr" {

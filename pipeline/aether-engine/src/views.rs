@@ -514,18 +514,19 @@ async fn define_views(
                     continue;
                 }
                 let (name, sql) = todo[i];
+                let computed = materialize.contains(&name);
+                // every slot taken: computed once one is free
+                if computed && side_by_side.is_some_and(|slots| running.len() >= slots) {
+                    continue;
+                }
                 ctx.deregister_table(name)?;
                 let body = sql.trim().trim_end_matches(';');
-                if materialize.contains(&name) {
-                    if let Some(slots) = side_by_side {
-                        if running.len() >= slots {
-                            continue;
-                        }
-                        state[i] = Defined::Computing;
+                if computed {
+                    state[i] = Defined::Computing;
+                    if side_by_side.is_some() {
                         let ctx = ctx.clone();
                         running.spawn_blocking(move || (i, materialized_alone(&ctx, name, body)));
                     } else {
-                        state[i] = Defined::Computing;
                         let table = materialized(ctx, name, body).await?;
                         ctx.register_table(name, Arc::new(table))?;
                         state[i] = Defined::Yes;

@@ -129,10 +129,75 @@ pub fn gpu_metric(name: &[u8]) -> Option<u8> {
         .map(|i| i as u8)
 }
 
+/// Text that every task repeats (its type, end reason, executor, host and locality), kept
+/// inline up to 22 bytes: the common values cost no allocation. (A task is parsed on one thread
+/// and applied on another, and freeing there what the other allocated is slow.)
+#[derive(Clone, PartialEq, Eq)]
+pub struct Text(TextRepr);
+
+#[derive(Clone, PartialEq, Eq)]
+enum TextRepr {
+    Inline { len: u8, bytes: [u8; 22] },
+    Heap(Box<str>),
+}
+
+impl Text {
+    pub fn new(s: &str) -> Text {
+        let mut bytes = [0u8; 22];
+        match bytes.get_mut(..s.len()) {
+            Some(b) => {
+                b.copy_from_slice(s.as_bytes());
+                Text(TextRepr::Inline {
+                    len: s.len() as u8,
+                    bytes,
+                })
+            }
+            None => Text(TextRepr::Heap(s.into())),
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match &self.0 {
+            TextRepr::Inline { len, bytes } => {
+                let b = &bytes[..*len as usize];
+                // SAFETY: the bytes of a `&str` (`Text::new`), whole
+                unsafe { std::str::from_utf8_unchecked(b) }
+            }
+            TextRepr::Heap(s) => s,
+        }
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                Ok(Text::new(v))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 #[derive(Deserialize, Debug, Default)]
 pub struct TaskEndReason {
     #[serde(rename = "Reason")]
-    pub reason: Option<String>,
+    pub reason: Option<Text>,
     #[serde(rename = "Class Name")]
     pub class_name: Option<String>,
     #[serde(rename = "Description")]
@@ -259,11 +324,11 @@ pub struct TaskInfo {
     #[serde(rename = "Launch Time", default)]
     pub launch_time: Num,
     #[serde(rename = "Executor ID")]
-    pub executor_id: Option<String>,
+    pub executor_id: Option<Text>,
     #[serde(rename = "Host")]
-    pub host: Option<String>,
+    pub host: Option<Text>,
     #[serde(rename = "Locality")]
-    pub locality: Option<String>,
+    pub locality: Option<Text>,
     #[serde(rename = "Speculative", default)]
     pub speculative: Option<bool>,
     #[serde(rename = "Finish Time", default)]
@@ -375,7 +440,7 @@ pub struct TaskEnd {
     pub stage_attempt_id: Num,
     /// ShuffleMapTask or ResultTask.
     #[serde(rename = "Task Type")]
-    pub task_type: Option<String>,
+    pub task_type: Option<Text>,
     #[serde(rename = "Task End Reason", default)]
     pub reason: TaskEndReason,
     #[serde(rename = "Task Info")]

@@ -12,7 +12,7 @@ use std::fmt;
 pub use crate::event_types::{
     AccUpdate, AccUpdates, BlockManagerAddress, ExecutorMetrics, GPU_TASK_METRICS, InputMetrics,
     Num, OutputMetrics, ShuffleReadMetrics, ShuffleWriteMetrics, TaskEnd, TaskEndReason, TaskInfo,
-    TaskMetrics, gpu_metric,
+    TaskMetrics, Text, gpu_metric,
 };
 use crate::scan::object_end;
 
@@ -597,7 +597,7 @@ pub struct TaskStart {
 #[derive(Deserialize, Debug, Default)]
 pub struct TaskStartInfo {
     #[serde(rename = "Executor ID")]
-    pub executor_id: Option<String>,
+    pub executor_id: Option<Text>,
 }
 
 /// An executor's peak memory and GC metrics during one stage attempt (Spark 3+, written at
@@ -937,7 +937,7 @@ fn parse_task_start(line: &[u8]) -> Result<TaskStart, String> {
         let id = std::str::from_utf8(&line[k..k + len]).ok()?;
         Some(TaskStart {
             info: TaskStartInfo {
-                executor_id: Some(id.to_string()),
+                executor_id: Some(Text::new(id)),
             },
         })
     };

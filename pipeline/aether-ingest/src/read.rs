@@ -1,6 +1,7 @@
 //! Reading one log: open each part, decode it, split it into chunks of whole lines, parse the
 //! chunks (in parallel for large logs), and apply the events in file order.
 
+use crate::chunks::{CHUNK, Chunk, Pool, chunk_lines};
 use crate::codec::{self, Codec};
 use crate::events::{self, Event, Parsed};
 use crate::source::{Location, LogSource};
@@ -15,7 +16,6 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 /// Most errors recorded per log; later ones are summarised in one row.
 pub const MAX_ERRORS_PER_LOG: usize = 100;
-const CHUNK: usize = 1 << 20;
 
 /// One problem with a log: the file (part), the line where it applies, and what happened.
 #[derive(Debug, Clone)]
@@ -99,13 +99,34 @@ impl Read for Counted {
     }
 }
 
-/// Open a part: detect its codec (name, confirmed by magic bytes) and return the decoded stream
-/// (its stored bytes counted into `progress` as they are read, when given).
-pub fn open_part(
+/// An opened part, ready to be cut into chunks of whole lines.
+pub(crate) enum PartReader {
+    /// The decoded stream.
+    Decoded(Box<dyn Read + Send>),
+    /// zstd frames, decoded straight into the chunk buffers ([`crate::zstd_blocks`]); the first
+    /// frame's window.
+    ZstdBlocks(Box<dyn Read + Send>, u64),
+}
+
+impl PartReader {
+    /// Cut the part into chunks of whole lines (see [`chunk_lines`]).
+    fn chunks(self, part: usize, pool: &Pool, f: impl FnMut(Chunk) -> bool) -> io::Result<()> {
+        match self {
+            PartReader::Decoded(mut r) => chunk_lines(part, &mut r, CHUNK, pool, f),
+            PartReader::ZstdBlocks(mut raw, window) => {
+                crate::zstd_blocks::chunk_lines(part, &mut raw, CHUNK, window, pool, f)
+            }
+        }
+    }
+}
+
+/// Open a part: detect its codec (name, confirmed by magic bytes) and return its reader (its
+/// stored bytes counted into `progress` as they are read, when given).
+pub(crate) fn open_part(
     loc: &Location,
     rt: &tokio::runtime::Handle,
     progress: Option<&std::sync::Arc<crate::Progress>>,
-) -> Result<(Codec, Box<dyn Read + Send>), String> {
+) -> Result<PartReader, String> {
     let mut raw = open_raw(loc, rt).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => "no such file".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),
@@ -118,53 +139,24 @@ pub fn open_part(
         });
     }
     let mut raw = BufReader::with_capacity(1 << 16, raw);
-    let head = peek(&mut raw, 16).map_err(|e| format!("cannot read: {e}"))?;
+    // 18 bytes: the longest zstd frame header that tells the window
+    let head = peek(&mut raw, 18).map_err(|e| format!("cannot read: {e}"))?;
     let codec = codec::detect(&loc.file_name(), &head)?;
+    if codec == Codec::Zstd
+        && let Some(window) = crate::zstd_blocks::frame_window(&head)
+        && window <= crate::zstd_blocks::MAX_DIRECT_WINDOW
+    {
+        return Ok(PartReader::ZstdBlocks(Box::new(raw), window));
+    }
     let dec = codec::decoder(codec, raw)
         .map_err(|e| format!("cannot start {} decoder: {e}", codec.name()))?;
-    Ok((codec, dec))
+    Ok(PartReader::Decoded(dec))
 }
 
 /// The first `n` bytes (fewer at end of input) without consuming them.
 fn peek<R: Read>(r: &mut BufReader<R>, n: usize) -> io::Result<Vec<u8>> {
     let head = r.fill_buf()?;
     Ok(head[..head.len().min(n)].to_vec())
-}
-
-struct Chunk {
-    part: usize,
-    /// a buffer from the [`Pool`]: its first `len` bytes are the chunk's
-    data: Vec<u8>,
-    len: usize,
-    /// the final chunk of a part (its last line may lack a newline)
-    last: bool,
-}
-
-impl Chunk {
-    fn bytes(&self) -> &[u8] {
-        &self.data[..self.len]
-    }
-}
-
-/// Chunk buffers, handed back once parsed: each is allocated (and zero-filled, and its pages
-/// faulted in) once per log instead of once per chunk, and a decoder writes straight into it.
-#[derive(Default)]
-struct Pool(Mutex<Vec<Vec<u8>>>);
-
-impl Pool {
-    fn take(&self) -> Vec<u8> {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|mut v| v.pop())
-            .unwrap_or_default()
-    }
-
-    fn give(&self, buf: Vec<u8>) {
-        if let Ok(mut v) = self.0.lock() {
-            v.push(buf);
-        }
-    }
 }
 
 #[derive(Default)]
@@ -237,79 +229,27 @@ fn parse_chunk(c: &Chunk, accumulables: bool) -> ParsedChunk {
     out
 }
 
-/// Read `r` in chunks of whole lines (in buffers of `pool`), calling `f` for each (until it
-/// returns false); a read error ends the part after the whole lines read before it were
-/// delivered.
-fn chunk_lines(
-    part: usize,
-    r: &mut dyn Read,
-    chunk: usize,
-    pool: &Pool,
-    mut f: impl FnMut(Chunk) -> bool,
-) -> Result<(), io::Error> {
-    // the start of a line that the previous buffer cut
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        let mut buf = pool.take();
-        let want = carry.len() + chunk;
-        if buf.len() < want {
-            // zero-filled once: a buffer back from the pool is already initialised
-            buf.resize(want, 0);
+/// What the first part's first chunk showed: a log whose first decoded bytes are not a JSON
+/// object is not an event log (a driver log, a binary), and a first part with nothing in it
+/// once decoded is an empty log.
+#[derive(Default)]
+struct FirstBytes {
+    /// the first part's first chunk came
+    seen: bool,
+    /// and its first byte (past whitespace) does not open an object
+    not_json: bool,
+}
+
+impl FirstBytes {
+    /// Look at a chunk; false when the log turned out not to be JSON events.
+    fn look(&mut self, c: &Chunk) -> bool {
+        if c.part != 0 || self.seen {
+            return true;
         }
-        buf[..carry.len()].copy_from_slice(&carry);
-        let mut filled = carry.len();
-        carry.clear();
-        let mut eof = false;
-        while filled < want {
-            match r.read(&mut buf[filled..want]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    if let Some(pos) = memchr::memrchr(b'\n', &buf[..filled]) {
-                        f(Chunk {
-                            part,
-                            data: buf,
-                            len: pos + 1,
-                            last: false,
-                        });
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        if eof {
-            if filled > 0 {
-                f(Chunk {
-                    part,
-                    data: buf,
-                    len: filled,
-                    last: true,
-                });
-            }
-            return Ok(());
-        }
-        match memchr::memrchr(b'\n', &buf[..filled]) {
-            Some(pos) => {
-                carry.extend_from_slice(&buf[pos + 1..filled]);
-                if !f(Chunk {
-                    part,
-                    data: buf,
-                    len: pos + 1,
-                    last: false,
-                }) {
-                    return Ok(());
-                }
-            }
-            None => {
-                // one very long line: keep reading
-                carry.extend_from_slice(&buf[..filled]);
-                pool.give(buf);
-            }
-        }
+        self.seen = true;
+        let first = c.bytes().iter().find(|b| !b.is_ascii_whitespace());
+        self.not_json = first.is_some_and(|b| *b != b'{');
+        !self.not_json
     }
 }
 
@@ -375,53 +315,10 @@ pub fn read_log(
     };
 
     // Open every part first (cheap), so an unreadable part is reported even in parallel mode.
-    let mut readers: Vec<(usize, Box<dyn Read + Send>)> = Vec::new();
+    let mut readers: Vec<(usize, PartReader)> = Vec::new();
     for (i, part) in log.parts.iter().enumerate() {
         match open_part(&part.location, rt, progress) {
-            Ok((_, mut r)) => {
-                if i == 0 {
-                    // the first decoded bytes must look like JSON: a driver log or binary is not an event log
-                    let mut br = BufReader::with_capacity(1 << 16, r);
-                    match br.fill_buf() {
-                        Ok(head) => {
-                            let first = head.iter().find(|b| !b.is_ascii_whitespace());
-                            if head.is_empty() {
-                                errors.push(ErrorRow {
-                                    file: part_names[i].clone(),
-                                    line: None,
-                                    error: "empty log (no events after decompression)".into(),
-                                });
-                                continue;
-                            }
-                            if first.is_some_and(|b| *b != b'{') {
-                                errors.push(ErrorRow {
-                                    file: part_names[i].clone(),
-                                    line: Some(1),
-                                    error: "not a Spark event log: the content is not JSON events"
-                                        .into(),
-                                });
-                                return LogOutcome {
-                                    app: None,
-                                    errors,
-                                    bytes: 0,
-                                    lines: 0,
-                                    stopped: None,
-                                };
-                            }
-                        }
-                        Err(e) => {
-                            errors.push(ErrorRow {
-                                file: part_names[i].clone(),
-                                line: None,
-                                error: format!("cannot decompress: {e}"),
-                            });
-                            continue;
-                        }
-                    }
-                    r = Box::new(br);
-                }
-                readers.push((i, r));
-            }
+            Ok(r) => readers.push((i, r)),
             Err(e) => errors.push(ErrorRow {
                 file: part_names[i].clone(),
                 line: None,
@@ -430,15 +327,21 @@ pub fn read_log(
         }
     }
 
+    let first_opened = readers.first().is_some_and(|(i, _)| *i == 0);
     // (part, error): a part whose decoding failed part-way
     let mut read_errors: Vec<(usize, io::Error)> = Vec::new();
+    let mut first = FirstBytes::default();
     let pool = Pool::default();
     if threads <= 1 {
-        for (i, mut r) in readers {
+        for (i, r) in readers {
             if halt.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
             }
-            let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
+            let res = r.chunks(i, &pool, |c| {
+                if !first.look(&c) {
+                    halt.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return false;
+                }
                 let pc = parse_chunk(&c, accumulables);
                 pool.give(c.data);
                 apply(pc, &mut state, &mut errors);
@@ -456,11 +359,16 @@ pub fn read_log(
             let reader = s.spawn(|| {
                 let mut seq = 0u64;
                 let mut errs = Vec::new();
-                for (i, mut r) in readers {
+                let mut first = FirstBytes::default();
+                for (i, r) in readers {
                     if halt.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
-                    let res = chunk_lines(i, &mut r, CHUNK, &pool, |c| {
+                    let res = r.chunks(i, &pool, |c| {
+                        if !first.look(&c) {
+                            halt.store(true, std::sync::atomic::Ordering::Relaxed);
+                            return false;
+                        }
                         let ok = chunk_tx.send((seq, c)).is_ok();
                         seq += 1;
                         ok && !halt.load(std::sync::atomic::Ordering::Relaxed)
@@ -470,7 +378,7 @@ pub fn read_log(
                     }
                 }
                 drop(chunk_tx);
-                errs
+                (errs, first)
             });
             for _ in 0..threads {
                 let done_tx = done_tx.clone();
@@ -489,8 +397,32 @@ pub fn read_log(
             }
             drop(done_tx);
             apply_in_order(done_rx, |pc| apply(pc, &mut state, &mut errors));
-            read_errors = reader.join().unwrap_or_default();
+            (read_errors, first) = reader.join().unwrap_or_default();
         });
+    }
+    // the first part decides whether this is an event log at all
+    if first.not_json {
+        return LogOutcome {
+            app: None,
+            errors: vec![ErrorRow {
+                file: part_names[0].clone(),
+                line: Some(1),
+                error: "not a Spark event log: the content is not JSON events".into(),
+            }],
+            bytes: 0,
+            lines: 0,
+            stopped: None,
+        };
+    }
+    if !first.seen && first_opened && !read_errors.iter().any(|(i, _)| *i == 0) {
+        errors.insert(
+            0,
+            ErrorRow {
+                file: part_names[0].clone(),
+                line: None,
+                error: "empty log (no events after decompression)".into(),
+            },
+        );
     }
     for (i, e) in read_errors {
         errors.push(ErrorRow {
@@ -660,9 +592,9 @@ mod tests {
                 );
                 seen.extend_from_slice(c.bytes());
                 // buffers come back with old bytes past the chunk: they must never leak in
-                let mut data = c.data;
+                let mut data = std::sync::Arc::into_inner(c.data).expect("the only holder");
                 data.iter_mut().for_each(|b| *b = b'#');
-                pool.give(data);
+                pool.put(data);
                 true
             })
             .unwrap();

@@ -623,7 +623,7 @@ impl AppState {
                 s.submitted = true;
                 s.completed = true;
             }
-            Event::TaskEnd(t) => self.task_end(*t),
+            Event::TaskEnd(t) => self.task_end(t),
             Event::SqlExecutionStart(e) => {
                 let e = *e;
                 let s = self.sql(e.execution_id);
@@ -677,8 +677,9 @@ impl AppState {
         }
     }
 
-    fn task_end(&mut self, t: TaskEnd) {
-        let info = t.info;
+    /// A task's end (read in place: the event is a kilobyte of fields, moved nowhere).
+    fn task_end(&mut self, t: Box<TaskEnd>) {
+        let info = &t.info;
         let reason = t.reason.reason.as_deref().unwrap_or("");
         let status = match reason {
             "Success" => "success",
@@ -764,9 +765,9 @@ impl AppState {
         b.task_id.append_value(info.task_id);
         b.task_index.append_option(info.index.0);
         b.attempt.append_option(info.attempt.0);
-        b.executor_id.append_option(info.executor_id);
-        b.host.append_option(info.host);
-        b.locality.append_option(info.locality);
+        b.executor_id.append_option(info.executor_id.as_deref());
+        b.host.append_option(info.host.as_deref());
+        b.locality.append_option(info.locality.as_deref());
         b.speculative.append_option(info.speculative);
         let launch = info.launch_time.0.filter(|v| *v > 0);
         let finish = info.finish_time.0.filter(|v| *v > 0);
@@ -794,13 +795,19 @@ impl AppState {
             })
         };
         b.end_reason.append_option(end_reason);
-        let task_type = t.task_type;
         let failure_detail = if succeeded {
             None
         } else {
             t.reason.error_string()
         };
-        let m = t.metrics.unwrap_or_default();
+        let no_metrics;
+        let m = match &t.metrics {
+            Some(m) => m,
+            None => {
+                no_metrics = TaskMetrics::default();
+                &no_metrics
+            }
+        };
         let has = |n: Num| n.0;
         b.executor_run_time_ms
             .append_option(has(m.executor_run_time));
@@ -824,14 +831,24 @@ impl AppState {
             .append_option(has(m.peak_on_heap_execution_memory));
         b.peak_off_heap_execution_memory_bytes
             .append_option(has(m.peak_off_heap_execution_memory));
-        let input = m.input.unwrap_or_default();
-        b.input_bytes_read.append_option(input.bytes_read.0);
-        b.input_records_read.append_option(input.records_read.0);
-        let output = m.output.unwrap_or_default();
-        b.output_bytes_written.append_option(output.bytes_written.0);
+        let input = m.input.as_ref();
+        b.input_bytes_read
+            .append_option(input.and_then(|i| i.bytes_read.0));
+        b.input_records_read
+            .append_option(input.and_then(|i| i.records_read.0));
+        let output = m.output.as_ref();
+        b.output_bytes_written
+            .append_option(output.and_then(|o| o.bytes_written.0));
         b.output_records_written
-            .append_option(output.records_written.0);
-        let sr = m.shuffle_read.unwrap_or_default();
+            .append_option(output.and_then(|o| o.records_written.0));
+        let no_read;
+        let sr = match &m.shuffle_read {
+            Some(r) => r,
+            None => {
+                no_read = ShuffleReadMetrics::default();
+                &no_read
+            }
+        };
         b.shuffle_remote_blocks_fetched
             .append_option(sr.remote_blocks_fetched.0);
         b.shuffle_local_blocks_fetched
@@ -845,12 +862,14 @@ impl AppState {
         b.shuffle_local_bytes_read
             .append_option(sr.local_bytes_read.0);
         b.shuffle_records_read.append_option(sr.records_read.0);
-        let sw = m.shuffle_write.unwrap_or_default();
-        b.shuffle_bytes_written.append_option(sw.bytes_written.0);
-        b.shuffle_write_time_ns.append_option(sw.write_time.0);
+        let sw = m.shuffle_write.as_ref();
+        b.shuffle_bytes_written
+            .append_option(sw.and_then(|w| w.bytes_written.0));
+        b.shuffle_write_time_ns
+            .append_option(sw.and_then(|w| w.write_time.0));
         b.shuffle_records_written
-            .append_option(sw.records_written.0);
-        b.task_type.append_option(task_type.as_deref());
+            .append_option(sw.and_then(|w| w.records_written.0));
+        b.task_type.append_option(t.task_type.as_deref());
         b.failure_detail.append_option(failure_detail.as_deref());
     }
 

@@ -23,6 +23,18 @@ impl Chunk {
     }
 }
 
+/// The whole lines of `buf[..filled]` as a chunk (`None` when it holds no line end): what a part
+/// gives before a read or decoding error ends it.
+pub(crate) fn whole_lines(part: usize, buf: Vec<u8>, filled: usize) -> Option<Chunk> {
+    let pos = memchr::memrchr(b'\n', &buf[..filled])?;
+    Some(Chunk {
+        part,
+        data: Arc::new(buf),
+        len: pos + 1,
+        last: false,
+    })
+}
+
 /// Chunk buffers, handed back once parsed: each is allocated (and zero-filled, and its pages
 /// faulted in) once per log instead of once per chunk, and a decoder writes straight into it.
 #[derive(Default)]
@@ -83,13 +95,8 @@ pub(crate) fn chunk_lines(
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    if let Some(pos) = memchr::memrchr(b'\n', &buf[..filled]) {
-                        f(Chunk {
-                            part,
-                            data: Arc::new(buf),
-                            len: pos + 1,
-                            last: false,
-                        });
+                    if let Some(c) = whole_lines(part, buf, filled) {
+                        f(c);
                     }
                     return Err(e);
                 }

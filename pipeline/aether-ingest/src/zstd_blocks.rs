@@ -9,7 +9,7 @@
 //! moved its history on. Frames whose window is larger than [`MAX_DIRECT_WINDOW`] at the start
 //! of a part go through the streaming decoder instead (`read::open_part` decides).
 
-use crate::chunks::{Chunk, Pool};
+use crate::chunks::{Chunk, Pool, whole_lines};
 use std::ffi::{CStr, c_int, c_void};
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -143,13 +143,8 @@ pub(crate) fn chunk_lines(
 
     // The whole lines decoded so far, then the error.
     let fail = |e: io::Error, buf: Vec<u8>, filled: usize, f: &mut dyn FnMut(Chunk) -> bool| {
-        if let Some(pos) = memchr::memrchr(b'\n', &buf[..filled]) {
-            f(Chunk {
-                part,
-                data: Arc::new(buf),
-                len: pos + 1,
-                last: false,
-            });
+        if let Some(c) = whole_lines(part, buf, filled) {
+            f(c);
         }
         Err(e)
     };

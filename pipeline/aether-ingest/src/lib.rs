@@ -366,8 +366,10 @@ fn assemble(
     for (report, app) in logs {
         res.bytes += report.bytes;
         if let Some(app) = app {
-            if app.left_out && res.left_out.is_empty() {
-                res.left_out = TASK_ACCUMULABLE_TABLES.to_vec();
+            for name in app.left_out {
+                if !res.left_out.contains(&name) {
+                    res.left_out.push(name);
+                }
             }
             for (name, batch) in app.batches {
                 if batch.num_rows() > 0 {
@@ -377,6 +379,7 @@ fn assemble(
         }
         res.logs.push(report);
     }
+    // every table had an entry from the start: none for the tables not read
     for name in &res.left_out {
         res.tables.remove(name);
     }

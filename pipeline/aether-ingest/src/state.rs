@@ -320,8 +320,9 @@ pub struct AppBatches {
     pub app_id: String,
     pub attempt_id: Option<String>,
     pub batches: Vec<(&'static str, RecordBatch)>,
-    /// Whether the tables of the tasks' accumulables were left out (not read).
-    pub left_out: bool,
+    /// The tables left out (not read: the tasks' accumulables, when asked), absent from
+    /// `batches`.
+    pub left_out: Vec<&'static str>,
 }
 
 impl AppState {
@@ -1242,14 +1243,16 @@ impl AppState {
         }
         out.push((IgnoredFields::NAME, f.finish(&key)));
 
-        if self.skip_task_accumulables {
-            out.retain(|(name, _)| !crate::TASK_ACCUMULABLE_TABLES.contains(name));
-        }
+        let left_out = match self.skip_task_accumulables {
+            true => crate::TASK_ACCUMULABLE_TABLES.to_vec(),
+            false => Vec::new(),
+        };
+        out.retain(|(name, _)| !left_out.contains(name));
         AppBatches {
             app_id,
             attempt_id: attempt,
             batches: out,
-            left_out: self.skip_task_accumulables,
+            left_out,
         }
     }
 }

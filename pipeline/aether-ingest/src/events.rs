@@ -396,10 +396,6 @@ mod simd {
 static EXECUTOR_METRICS_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Task Executor Metrics\":{"));
 
-/// The key of the JVM's total GC time in executor metrics.
-static TOTAL_GC_TIME_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"TotalGCTime\":"));
-
 /// The objects of a JSON array of objects starting at `raw[0] == b'['`, and the index just
 /// past its closing `]`. A strict structural scan: elements must be objects separated by commas;
 /// strings (with escapes) and nesting are tracked, scalars inside objects are left to the parser
@@ -846,9 +842,9 @@ fn fast_event_name(line: &[u8]) -> Option<&[u8]> {
 }
 
 /// A TaskEnd line. Its `Accumulables` array is most of its bytes, and mostly internal task
-/// metrics that "Task Metrics" holds too: the array is cut out by a structural scan (only SQL
-/// metric entries are parsed) and the rest of the line is parsed with the array emptied. When
-/// the scan finds anything unexpected, the whole line goes through the parser instead.
+/// metrics that "Task Metrics" holds too: the array is found by a structural scan (only SQL
+/// metric entries are parsed) and the rest of the line is read in place, the array jumped over.
+/// When the scan finds anything unexpected, the whole line goes through the parser instead.
 ///
 /// With `accumulables` false the array is not read at all: its end is found from the key that
 /// follows it, and the task's SQL-metric updates are left empty.
@@ -870,10 +866,14 @@ fn parse_task_end(line: &[u8], accumulables: bool) -> Result<TaskEnd, String> {
             }
             return Ok(t);
         };
-        cut_task_end(line, open, close, rest);
-        let mut t: TaskEnd = match crate::fast::task_end(rest) {
+        // read in place, the array jumped over; serde reads the line cut down (the array
+        // emptied, the executor's metrics cut to the one read) when the reader gives up
+        let mut t: TaskEnd = match crate::fast::task_end(line, Some((open, close))) {
             Some(t) => t,
-            None => de(rest)?,
+            None => {
+                cut_task_end(line, open, close, rest);
+                de(rest)?
+            }
         };
         if accumulables {
             t.info.accumulables =
@@ -886,35 +886,42 @@ fn parse_task_end(line: &[u8], accumulables: bool) -> Result<TaskEnd, String> {
 /// Where a TaskEnd's `Accumulables` array opens and (one past where it) closes, found without
 /// reading it: Spark writes the array last in `Task Info`, followed by `"Task Executor
 /// Metrics":{`, `"Task Metrics":{` or the end of the event. An unescaped quote cannot be inside
-/// a string and the array's entries hold no such keys (updates are numbers, strings or block
-/// statuses), so the first `]},"Task Executor Metrics":{` or `]},"Task Metrics":{` after the
-/// key closes the array. `None` when the line has another shape (the array is then scanned).
+/// a string, and neither the array's entries (updates are numbers, strings or block statuses)
+/// nor the metrics objects after it (numbers and block statuses) hold a key starting with
+/// `Task `, so the one `]},"Task Executor Metrics":{` or `]},"Task Metrics":{` after the key
+/// closes the array. It is looked for from the line's end, so only the metrics are read, not
+/// the array (most of the line). `None` when the line has another shape (the array is then
+/// scanned).
 fn skip_accumulables(line: &[u8]) -> Option<(usize, usize)> {
+    const CLOSE: &[u8] = b"]},\"Task ";
     let k = ACCUMULABLES_KEY.find(line)?;
     let open = k + ACCUMULABLES_KEY.needle().len() - 1;
-    let after = &line[open..];
-    let close = match ARRAY_THEN_TASK_KEY.find(after) {
-        Some(i) => {
-            let key = &after[i + ARRAY_THEN_TASK_KEY.needle().len()..];
-            if !(key.starts_with(b"Executor Metrics\":{") || key.starts_with(b"Metrics\":{")) {
-                return None;
+    let mut end = line.len();
+    let close = loop {
+        match memchr::memrchr(b']', &line[open + 1..end]) {
+            Some(i) => {
+                let at = open + 1 + i;
+                let rest = &line[at..];
+                if let Some(key) = rest.strip_prefix(CLOSE) {
+                    if !(key.starts_with(b"Executor Metrics\":{")
+                        || key.starts_with(b"Metrics\":{"))
+                    {
+                        return None;
+                    }
+                    break at + 1;
+                }
+                end = at;
             }
-            open + i + 1
+            // the last field of the event: `…]}}`
+            None if line.ends_with(b"]}}") => break line.len() - 2,
+            None => return None,
         }
-        // the last field of the event: `…]}}`
-        None if after.ends_with(b"]}}") => line.len() - 2,
-        None => return None,
     };
     if close < open + 2 || ACCUMULABLES_KEY.find(&line[close..]).is_some() {
         return None;
     }
     Some((open, close))
 }
-
-/// What closes a TaskEnd's accumulables when a task metrics object follows (see
-/// [`skip_accumulables`]).
-static ARRAY_THEN_TASK_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"]},\"Task "));
 
 /// The key of a task's executor.
 static EXECUTOR_ID_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -973,16 +980,13 @@ fn cut_task_end(line: &[u8], open: usize, close: usize, rest: &mut Vec<u8>) {
         let o = close + e + EXECUTOR_METRICS_KEY.needle().len() - 1;
         let end = object_end(line, o).ok()?;
         let obj = &line[o..=end];
-        let gc = match TOTAL_GC_TIME_KEY.find(obj) {
+        let gc = match crate::fast::gc_time_at(obj)? {
             None => &b""[..],
-            Some(g) => {
-                let v = obj[g + TOTAL_GC_TIME_KEY.needle().len()..].trim_ascii_start();
+            Some(at) => {
+                let v = obj[at..].trim_ascii_start();
                 let n = v.iter().take_while(|c| c.is_ascii_digit()).count();
                 let after = v[n..].trim_ascii_start().first();
                 if n == 0 || n > 18 || !matches!(after, Some(b',' | b'}')) {
-                    return None;
-                }
-                if TOTAL_GC_TIME_KEY.find(&obj[g + 1..]).is_some() {
                     return None;
                 }
                 &v[..n]
@@ -1291,8 +1295,17 @@ mod scan_tests {
                 let mut rest = Vec::new();
                 let scanned = accumulables_array(line);
                 if let Some((open, close, _)) = scanned {
+                    // the line read in place and cut down read the same
+                    let in_place = crate::fast::task_end(line, Some((open, close)));
                     cut_task_end(line, open, close, &mut rest);
-                    if crate::fast::task_end(&rest).is_some() {
+                    let cut = crate::fast::task_end(&rest, None);
+                    assert_eq!(
+                        format!("{in_place:?}"),
+                        format!("{cut:?}"),
+                        "{}",
+                        f.display()
+                    );
+                    if in_place.is_some() {
                         fast += 1;
                     }
                 }

@@ -1,5 +1,5 @@
-//! A hand-written reader for the hot event, `SparkListenerTaskEnd`, once its accumulables are
-//! cut out. It reads exactly the fields the serde structs in [`crate::event_types`] read, with the
+//! A hand-written reader for the hot event, `SparkListenerTaskEnd`, its accumulables jumped over
+//! (the caller finds and reads them). It reads exactly the fields the serde structs in [`crate::event_types`] read, with the
 //! same meaning, and gives up (returns `None`) on anything it is not sure of: the caller then
 //! parses the line with serde_json, which also produces the error message. Tests check that both
 //! agree on every TaskEnd of the real logs.
@@ -365,7 +365,13 @@ const INFO: &[&[u8]] = &[
     b"Accumulables",
 ];
 
-fn info(c: &mut Cur, k: usize, t: &mut TaskInfo, has_id: &mut bool) -> Option<()> {
+fn info(
+    c: &mut Cur,
+    k: usize,
+    t: &mut TaskInfo,
+    has_id: &mut bool,
+    hole: Option<(usize, usize)>,
+) -> Option<()> {
     match k {
         0 => {
             t.task_id = c.int()?;
@@ -381,10 +387,19 @@ fn info(c: &mut Cur, k: usize, t: &mut TaskInfo, has_id: &mut bool) -> Option<()
         10 => t.finish_time = c.num()?,
         11 => t.failed = c.opt_bool()?,
         12 => t.killed = c.opt_bool()?,
-        // cut out by the caller and read separately; anything else here gives up
+        // read separately by the caller, which found where the array opens and closes: jumped
+        // over (or emptied); anything else here gives up
         13 => {
-            c.eat(b'[')?;
-            c.eat(b']')?;
+            c.ws();
+            if let Some((open, close)) = hole
+                && c.i == open
+                && c.b.get(c.i) == Some(&b'[')
+            {
+                c.i = close;
+            } else {
+                c.eat(b'[')?;
+                c.eat(b']')?;
+            }
         }
         _ => c.skip()?,
     }
@@ -515,8 +530,54 @@ const TASK_END: &[&[u8]] = &[
     b"Task Metrics",
 ];
 
-/// Read a TaskEnd line whose `Accumulables` array was emptied; `None`: use serde instead.
-pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
+/// The name of the one executor metric read.
+static TOTAL_GC_TIME: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"TotalGCTime\""));
+
+/// Where the value of the TotalGCTime key in `obj`, a `Task Executor Metrics` object, starts:
+/// `Some(None)` when the object has no such key, `None` when unsure (an escape anywhere, the
+/// name twice, or the name not followed by a colon). The object holds numbers only, so an
+/// unescaped `"TotalGCTime"` followed by a colon is its key.
+pub(crate) fn gc_time_at(obj: &[u8]) -> Option<Option<usize>> {
+    if memchr::memchr(b'\\', obj).is_some() {
+        return None;
+    }
+    let Some(g) = TOTAL_GC_TIME.find(obj) else {
+        return Some(None);
+    };
+    if TOTAL_GC_TIME.find(&obj[g + 1..]).is_some() {
+        return None;
+    }
+    let mut i = g + TOTAL_GC_TIME.needle().len();
+    while obj.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    (obj.get(i) == Some(&b':')).then_some(Some(i + 1))
+}
+
+/// A `Task Executor Metrics` object at `c` (some 30 numbers, of which only TotalGCTime is read)
+/// read without walking its keys: its end found by a structural scan, its TotalGCTime by
+/// [`gc_time_at`], read as the walk reads it. `None` (nothing consumed): walk it.
+fn read_executor_metrics(c: &mut Cur) -> Option<ExecutorMetrics> {
+    let end = crate::scan::object_end(c.b, c.i).ok()?;
+    let mut m = ExecutorMetrics::default();
+    if let Some(at) = gc_time_at(&c.b[c.i..=end])? {
+        let mut v = Cur {
+            b: &c.b[..=end],
+            i: c.i + at,
+        };
+        m.total_gc_time = v.num()?;
+        if !matches!(v.peek()?, b',' | b'}') {
+            return None;
+        }
+    }
+    c.i = end + 1;
+    Some(m)
+}
+
+/// Read a TaskEnd line; its `Accumulables` array, `line[hole.0..hole.1]` when given, is jumped
+/// over (read by the caller), or must be empty. `None`: use serde instead.
+pub fn task_end(line: &[u8], hole: Option<(usize, usize)>) -> Option<TaskEnd> {
     let mut c = Cur { b: line, i: 0 };
     let mut stage_id = None;
     let mut stage_attempt_id = Num(None);
@@ -538,13 +599,19 @@ pub fn task_end(line: &[u8]) -> Option<TaskEnd> {
             5 => {
                 let mut t = TaskInfo::default();
                 let mut has_id = false;
-                c.object_keys(INFO, |c, k| info(c, k, &mut t, &mut has_id))?;
+                c.object_keys(INFO, |c, k| info(c, k, &mut t, &mut has_id, hole))?;
                 if !has_id {
                     return None;
                 }
                 info_v = Some(t);
             }
             6 => {
+                if c.peek()? == b'{'
+                    && let Some(m) = read_executor_metrics(c)
+                {
+                    executor_metrics = Some(m);
+                    return Some(());
+                }
                 executor_metrics =
                     c.opt_object(&[b"TotalGCTime"], |c, k, m: &mut ExecutorMetrics| {
                         match k {
@@ -707,13 +774,63 @@ mod tests {
     #[test]
     fn numbers_strings_nulls_and_nesting_read_as_serde_does() {
         let line = br#"{"Event":"SparkListenerTaskEnd","Stage ID":-3,"Stage Attempt ID":"2","Task Type":"ResultTask","Task End Reason":{"Reason":"ExceptionFailure","Description":"boom \"x\"\n at y","Stack Trace":[{"Declaring Class":"A","Line Number":1}]},"Task Info":{"Task ID":9,"Index":null,"Executor ID":"7","Host":"h\u00e9","Speculative":true,"Failed":true,"Accumulables":[]},"Task Metrics":{"Executor Run Time":123456789012345678,"JVM GC Time":"17","Shuffle Read Metrics":{"Remote Bytes Read":5,"Push Based Shuffle":{"Merged Fetch Fallback Count":0}},"Updated Blocks":[{"Block ID":"rdd_1","Status":{"Memory Size":1}}],"Output Metrics":null}}"#;
-        let fast = task_end(line).expect("the hand-written reader takes this line");
+        let fast = task_end(line, None).expect("the hand-written reader takes this line");
         assert_eq!(format!("{fast:?}"), format!("{:?}", serde(line)));
         assert_eq!(fast.stage_id, -3);
         assert_eq!(
             fast.reason.description.as_deref(),
             Some("boom \"x\"\n at y")
         );
+    }
+
+    /// The executor's metrics, read without walking their keys, read as serde reads them: the
+    /// GC time as a number, a numeric string or null, missing, at the start or the end.
+    #[test]
+    fn executor_metrics_read_as_serde_does() {
+        let head = r#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":{"Task ID":9,"Accumulables":[]},"Task Executor Metrics":"#;
+        for (metrics, read_in_place) in [
+            (
+                r#"{"JVMHeapMemory":5,"TotalGCTime":42,"TotalGCCount":3}"#,
+                true,
+            ),
+            (r#"{"TotalGCTime":7}"#, true),
+            (r#"{"MinorGCCount":1, "TotalGCTime" : "12" }"#, true),
+            (r#"{"TotalGCTime":null,"X":1}"#, true),
+            (r#"{"JVMHeapMemory":5}"#, true),
+            (r#"{}"#, true),
+            (r#"{"TotalGCTime":-4}"#, true),
+            (r#"{"X":"TotalGCTime","TotalGCTime":1}"#, false),
+            (r#"{"Total\u0047CTime":1}"#, false),
+            ("null", false),
+        ] {
+            let line = format!(r#"{head}{metrics},"Task Metrics":{{"Executor Run Time":5}}}}"#);
+            let line = line.as_bytes();
+            // an escaped key: the reader gives up (serde reads the line)
+            let Some(fast) = task_end(line, None) else {
+                assert!(metrics.contains('\\'), "{metrics}");
+                continue;
+            };
+            assert_eq!(
+                format!("{fast:?}"),
+                format!("{:?}", serde(line)),
+                "{metrics}"
+            );
+            let at = head.len();
+            let mut c = Cur { b: line, i: at };
+            assert_eq!(
+                read_executor_metrics(&mut c).is_some(),
+                read_in_place,
+                "{metrics}"
+            );
+        }
+        // two GC times: walked, as before
+        let two = format!(r#"{head}{{"TotalGCTime":1,"TotalGCTime":2}}}}"#);
+        let mut c = Cur {
+            b: two.as_bytes(),
+            i: head.len(),
+        };
+        assert!(read_executor_metrics(&mut c).is_none());
+        assert_eq!(c.i, head.len(), "nothing consumed");
     }
 
     /// Keys in any order (here sorted, as serde_json's map writes them) and keys Spark never
@@ -734,7 +851,8 @@ mod tests {
                 v["Task Metrics"]["A New Metric"] = serde_json::json!({"x": [1, "}"]});
                 v["Task Info"]["Zz"] = serde_json::json!(null);
                 let sorted = serde_json::to_vec(&v).unwrap();
-                let fast = task_end(&sorted).expect("the hand-written reader takes this line");
+                let fast =
+                    task_end(&sorted, None).expect("the hand-written reader takes this line");
                 assert_eq!(format!("{fast:?}"), format!("{:?}", serde(&sorted)));
                 assert_eq!(format!("{fast:?}"), format!("{:?}", serde(&without_extras)));
                 n += 1;
@@ -752,7 +870,7 @@ mod tests {
             br#"{"Stage ID":1,"Task Info":{"Index":1}}"#,
             br#"{"Stage ID":1,"Task Info":{"Task ID":1}} x"#,
         ] {
-            assert!(task_end(line).is_none(), "{}", String::from_utf8_lossy(line));
+            assert!(task_end(line, None).is_none(), "{}", String::from_utf8_lossy(line));
         }
     }
 

@@ -291,10 +291,33 @@ static ACCUMULABLES_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 /// Structural scanning 32 bytes at a time: quote and bracket masks from AVX2 compares, the
 /// inside-string mask from a prefix XOR of the quote mask (valid because the block has no
-/// backslash; blocks with one give up), then the same strict state machine as the scalar scan.
+/// backslash; blocks with one give up), then the same strict checks as the scalar scan, made
+/// only where the array's own elements open and close (the commas between them checked in the
+/// bytes between, not one by one inside the objects).
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use std::arch::x86_64::*;
+
+    /// Between two elements (or the `[` and an element or `]`): whitespace with one comma
+    /// (`Some(true)`) or none (`Some(false)`); `None` for anything else.
+    #[inline]
+    fn gap(b: &[u8]) -> Option<bool> {
+        match b {
+            [] => Some(false),
+            [b','] => Some(true),
+            _ => {
+                let mut comma = false;
+                for &c in b {
+                    match c {
+                        b',' if !comma => comma = true,
+                        c if c.is_ascii_whitespace() => {}
+                        _ => return None,
+                    }
+                }
+                Some(comma)
+            }
+        }
+    }
 
     /// `None`: give up (an escape, or anything the scalar scan should judge and word).
     #[target_feature(enable = "avx2")]
@@ -306,15 +329,14 @@ mod simd {
         let mut out = Vec::with_capacity(64);
         let mut depth = 0usize;
         let mut obj_start = 0usize;
-        let mut expect_element = true;
         let mut inside_carry = 0u32; // all ones when the previous block ended inside a string
-        let mut prev = 0usize; // the last structural byte seen, for the whitespace check
+        // where the last element (or the array) closed (opened): the gap after it is checked
+        let mut prev = 0usize;
         let mut base = 0usize;
         let q = _mm256_set1_epi8(b'"' as i8);
         let bs = _mm256_set1_epi8(b'\\' as i8);
         let (o, c) = (_mm256_set1_epi8(b'{' as i8), _mm256_set1_epi8(b'}' as i8));
         let (lo, lc) = (_mm256_set1_epi8(b'[' as i8), _mm256_set1_epi8(b']' as i8));
-        let comma = _mm256_set1_epi8(b',' as i8);
         while base + 32 <= raw.len() {
             // SAFETY: `base + 32 <= raw.len()`: the 32 bytes read are inside `raw`.
             let v = unsafe { _mm256_loadu_si256(raw.as_ptr().add(base) as *const __m256i) };
@@ -322,12 +344,14 @@ mod simd {
                 return None;
             }
             let quotes = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, q)) as u32;
-            let brackets = _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi8(v, o), _mm256_cmpeq_epi8(v, c)),
-                _mm256_or_si256(_mm256_cmpeq_epi8(v, lo), _mm256_cmpeq_epi8(v, lc)),
-            );
-            let structural =
-                _mm256_movemask_epi8(_mm256_or_si256(brackets, _mm256_cmpeq_epi8(v, comma))) as u32;
+            let opens = _mm256_movemask_epi8(_mm256_or_si256(
+                _mm256_cmpeq_epi8(v, o),
+                _mm256_cmpeq_epi8(v, lo),
+            )) as u32;
+            let closes = _mm256_movemask_epi8(_mm256_or_si256(
+                _mm256_cmpeq_epi8(v, c),
+                _mm256_cmpeq_epi8(v, lc),
+            )) as u32;
             let mut x = quotes;
             x ^= x << 1;
             x ^= x << 2;
@@ -336,55 +360,41 @@ mod simd {
             x ^= x << 16;
             let inside = x ^ inside_carry;
             inside_carry = if inside >> 31 == 1 { u32::MAX } else { 0 };
-            let mut bits = structural & !inside;
+            let mut bits = (opens | closes) & !inside;
             while bits != 0 {
-                let p = base + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let ch = raw[p];
-                // between elements only whitespace may stand
-                if depth == 1
-                    && p > prev + 1
-                    && !raw[prev + 1..p].iter().all(u8::is_ascii_whitespace)
-                {
-                    return None;
-                }
-                match ch {
-                    b'{' | b'[' => {
-                        if depth == 1 {
-                            if ch != b'{' || !expect_element {
-                                return None;
-                            }
+                let bit = bits & bits.wrapping_neg();
+                bits ^= bit;
+                let p = base + bit.trailing_zeros() as usize;
+                if opens & bit != 0 {
+                    match depth {
+                        0 if p == 0 => {}
+                        // an element: an object, after `[` with no comma or after an element
+                        // with one
+                        1 if raw[p] == b'{' && gap(&raw[prev + 1..p])? == (prev != 0) => {
                             obj_start = p;
-                            expect_element = false;
-                        } else if depth == 0 && p != 0 {
-                            return None;
                         }
-                        depth += 1;
+                        0 | 1 => return None,
+                        _ => {}
                     }
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return (ch == b']' && (out.is_empty() || !expect_element))
+                    depth += 1;
+                } else {
+                    depth = depth.checked_sub(1)?;
+                    match depth {
+                        // the array's end: no comma before it
+                        0 => {
+                            return (raw[p] == b']' && !gap(&raw[prev + 1..p])?)
                                 .then_some((out, p + 1));
                         }
-                        if depth == 1 {
-                            if ch != b'}' {
+                        1 => {
+                            if raw[p] != b'}' {
                                 return None;
                             }
                             out.push(&raw[obj_start..=p]);
+                            prev = p;
                         }
-                    }
-                    _ => {
-                        // a comma
-                        if depth == 1 {
-                            if expect_element {
-                                return None;
-                            }
-                            expect_element = true;
-                        }
+                        _ => {}
                     }
                 }
-                prev = p;
             }
             base += 32;
         }
@@ -1168,6 +1178,30 @@ mod scan_tests {
             .into_bytes(),
             format!("[{} x {}]", r#"{"a":1}"#, r#"{"b":2}"#).into_bytes(),
         ];
+        // long enough for the vectorised scan (and padded: the array ends in a whole block),
+        // with every kind of wrong or odd separator in every place
+        let obj = r#"{"ID":7,"Name":"a, b","Update":[1,{"x":"]"}]}"#;
+        let pad = " ".repeat(40);
+        for sep in [
+            ",", " , ", ",,", " ", "", "\n,\t", ", x", "]", "}", "[", ",]", ",{}",
+        ] {
+            // the separator in place `at`: before the first object, between two, after the last
+            for at in 0..7 {
+                let mut a = String::from("[");
+                for k in 0..6 {
+                    a.push_str(match k {
+                        _ if k == at => sep,
+                        0 => "",
+                        _ => ",",
+                    });
+                    a.push_str(obj);
+                }
+                a.push_str(if at == 6 { sep } else { "" });
+                a.push(']');
+                a.push_str(&pad);
+                arrays.push(a.into_bytes());
+            }
+        }
         for f in [
             "datasets/sample/local-1796009671201",
             "datasets/sample/local-1796009777604",

@@ -139,26 +139,30 @@ fn corrupt(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
-/// Read exactly `buf.len()` bytes; `Ok(false)` on a clean end of input before the first byte.
-fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<bool> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match r.read(&mut buf[filled..]) {
-            Ok(0) => {
-                if filled == 0 {
-                    return Ok(false);
-                }
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("truncated block header ({filled} of {} bytes)", buf.len()),
-                ));
-            }
-            Ok(n) => filled += n,
+/// Read as much of `buf` as `r` has: the count, short only at the end of the input.
+pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(true)
+    Ok(n)
+}
+
+/// Read exactly `buf.len()` bytes; `Ok(false)` on a clean end of input before the first byte.
+fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<bool> {
+    match read_full(r, buf)? {
+        n if n == buf.len() => Ok(true),
+        0 => Ok(false),
+        n => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("truncated block header ({n} of {} bytes)", buf.len()),
+        )),
+    }
 }
 
 /// A block codec: decodes the next block of output at a time.

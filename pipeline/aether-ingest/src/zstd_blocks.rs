@@ -10,6 +10,7 @@
 //! of a part go through the streaming decoder instead (`read::open_part` decides).
 
 use crate::chunks::{Chunk, Pool, whole_lines};
+use crate::codec::read_full;
 use std::ffi::{CStr, c_int, c_void};
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -86,20 +87,6 @@ fn check(code: usize) -> io::Result<usize> {
     Err(io::Error::other(name.to_string_lossy().into_owned()))
 }
 
-/// Read as much of `buf` as `r` has (short only at its end).
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// An empty buffer of the pool with room for `len` bytes. Its room is never filled before the
 /// decoder writes it: a small log's buffer costs only the pages its output touches.
 fn buffer(pool: &Pool, len: usize) -> Vec<u8> {
@@ -131,8 +118,8 @@ pub(crate) fn chunk_lines(
     // frame's header, read below, has the last word)
     let mut need = chunk.max(window.min(MAX_DIRECT_WINDOW) as usize);
     let mut buf = buffer(pool, need + BLOCK_MAX);
-    // bytes at the start of `buf` (a line the previous buffer cut), then the decoded output
-    let (mut carry, mut filled) = (0usize, 0usize);
+    // bytes at the start of `buf` (a line the previous buffer cut), before the decoded output
+    let mut carry = 0usize;
     // the previous buffer: the decoder may refer back into it while it writes `buf`
     let mut history: Option<Arc<Vec<u8>>> = None;
     // the buffer before that, let go once the decoder has written into `buf`
@@ -142,7 +129,8 @@ pub(crate) fn chunk_lines(
     let mut in_frame = false;
 
     // The whole lines decoded so far, then the error.
-    let fail = |e: io::Error, buf: Vec<u8>, filled: usize, f: &mut dyn FnMut(Chunk) -> bool| {
+    let fail = |e: io::Error, buf: Vec<u8>, f: &mut dyn FnMut(Chunk) -> bool| {
+        let filled = buf.len();
         if let Some(c) = whole_lines(part, buf, filled) {
             f(c);
         }
@@ -153,7 +141,7 @@ pub(crate) fn chunk_lines(
         if !in_frame {
             // SAFETY: a valid context
             if let Err(e) = check(unsafe { ZSTD_decompressBegin(dctx.0) }) {
-                return fail(e, buf, filled, &mut f);
+                return fail(e, buf, &mut f);
             }
             header.clear();
         }
@@ -174,14 +162,14 @@ pub(crate) fn chunk_lines(
         }
         let got = match read_full(raw, &mut src[..n]) {
             Ok(got) => got,
-            Err(e) => return fail(e, buf, filled, &mut f),
+            Err(e) => return fail(e, buf, &mut f),
         };
         if got == 0 && !in_frame {
             break;
         }
         if got < n {
             let e = io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete frame");
-            return fail(e, buf, filled, &mut f);
+            return fail(e, buf, &mut f);
         }
         in_frame = true;
         if input == INPUT_FRAME_HEADER {
@@ -192,24 +180,22 @@ pub(crate) fn chunk_lines(
             header.clear();
             if w > MAX_WINDOW {
                 let e = io::Error::other("Frame requires too much memory for decoding");
-                return fail(e, buf, filled, &mut f);
+                return fail(e, buf, &mut f);
             }
             // a frame needs no history at its start: when its window is longer than the
             // buffers, a longer buffer begins here (the check below)
             need = need.max(w as usize);
         }
-        if buf.capacity() - filled < BLOCK_MAX || buf.capacity() - carry < need + BLOCK_MAX {
+        if buf.capacity() - buf.len() < BLOCK_MAX || buf.capacity() - carry < need + BLOCK_MAX {
             // hand on the whole lines; the rest of the last one starts the next buffer
-            let cut = memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |p| p + 1);
-            let tail = filled - cut;
+            let cut = memchr::memrchr(b'\n', &buf).map_or(0, |p| p + 1);
+            let tail = buf.len() - cut;
             let mut next = buffer(pool, tail + need + BLOCK_MAX);
-            next.extend_from_slice(&buf[cut..filled]);
+            next.extend_from_slice(&buf[cut..]);
             let done = Arc::new(std::mem::replace(&mut buf, next));
-            if let Some(old) = retired.take() {
-                pool.give(old);
-            }
+            // (the buffer before the previous one was let go after the last write)
             retired = history.replace(done.clone());
-            (carry, filled) = (tail, tail);
+            carry = tail;
             if cut > 0 {
                 let go_on = f(Chunk {
                     part,
@@ -227,32 +213,30 @@ pub(crate) fn chunk_lines(
         // previous buffer kept as `history`) is never written again nor freed while the
         // decoder may refer back to it; the decoder forgets the buffer before `history` at
         // this call (it starts writing a new stretch), so `retired` is let go after it.
+        let len = buf.len();
         let wrote = unsafe {
             ZSTD_decompressContinue(
                 dctx.0,
-                buf.as_mut_ptr().add(filled).cast(),
-                buf.capacity() - filled,
+                buf.as_mut_ptr().add(len).cast(),
+                buf.capacity() - len,
                 src.as_ptr().cast(),
                 n,
             )
         };
         match check(wrote) {
-            Ok(w) => {
-                filled += w;
-                // SAFETY: the decoder wrote these `w` bytes (within the capacity)
-                unsafe { buf.set_len(filled) };
-            }
-            Err(e) => return fail(e, buf, filled, &mut f),
+            // SAFETY: the decoder wrote these `w` bytes (within the capacity)
+            Ok(w) => unsafe { buf.set_len(len + w) },
+            Err(e) => return fail(e, buf, &mut f),
         }
         if let Some(old) = retired.take() {
             pool.give(old);
         }
     }
-    if filled > 0 {
+    if !buf.is_empty() {
         f(Chunk {
             part,
+            len: buf.len(),
             data: Arc::new(buf),
-            len: filled,
             last: true,
         });
     }

@@ -289,14 +289,13 @@ impl<'de> Deserialize<'de> for AccUpdates {
 static ACCUMULABLES_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Accumulables\":["));
 
-/// Structural scanning 32 bytes at a time: quote and bracket masks from AVX2 compares, the
-/// inside-string mask from a prefix XOR of the quote mask (valid because the block has no
-/// backslash; blocks with one give up), then the same strict checks as the scalar scan, made
-/// only where the array's own elements open and close (the commas between them checked in the
-/// bytes between, not one by one inside the objects).
+/// Structural scanning 32 bytes at a time ([`crate::scan::simd::brackets`]: blocks with a
+/// backslash give up), then the same strict checks as the scalar scan, made only where the
+/// array's own elements open and close (the commas between them checked in the bytes between,
+/// not one by one inside the objects).
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    use std::arch::x86_64::*;
+    use crate::scan::simd::brackets;
 
     /// Between two elements (or the `[` and an element or `]`): whitespace with one comma
     /// (`Some(true)`) or none (`Some(false)`); `None` for anything else.
@@ -333,34 +332,9 @@ mod simd {
         // where the last element (or the array) closed (opened): the gap after it is checked
         let mut prev = 0usize;
         let mut base = 0usize;
-        let q = _mm256_set1_epi8(b'"' as i8);
-        let bs = _mm256_set1_epi8(b'\\' as i8);
-        let (o, c) = (_mm256_set1_epi8(b'{' as i8), _mm256_set1_epi8(b'}' as i8));
-        let (lo, lc) = (_mm256_set1_epi8(b'[' as i8), _mm256_set1_epi8(b']' as i8));
         while base + 32 <= raw.len() {
-            // SAFETY: `base + 32 <= raw.len()`: the 32 bytes read are inside `raw`.
-            let v = unsafe { _mm256_loadu_si256(raw.as_ptr().add(base) as *const __m256i) };
-            if _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, bs)) != 0 {
-                return None;
-            }
-            let quotes = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, q)) as u32;
-            let opens = _mm256_movemask_epi8(_mm256_or_si256(
-                _mm256_cmpeq_epi8(v, o),
-                _mm256_cmpeq_epi8(v, lo),
-            )) as u32;
-            let closes = _mm256_movemask_epi8(_mm256_or_si256(
-                _mm256_cmpeq_epi8(v, c),
-                _mm256_cmpeq_epi8(v, lc),
-            )) as u32;
-            let mut x = quotes;
-            x ^= x << 1;
-            x ^= x << 2;
-            x ^= x << 4;
-            x ^= x << 8;
-            x ^= x << 16;
-            let inside = x ^ inside_carry;
-            inside_carry = if inside >> 31 == 1 { u32::MAX } else { 0 };
-            let mut bits = (opens | closes) & !inside;
+            let (opens, closes) = brackets(raw, base, &mut inside_carry)?;
+            let mut bits = opens | closes;
             while bits != 0 {
                 let bit = bits & bits.wrapping_neg();
                 bits ^= bit;

@@ -123,12 +123,43 @@ fn object_end_from(
     }
 }
 
-/// Structural scanning 32 bytes at a time (as `events::simd` does for arrays of objects):
-/// quote and bracket masks from AVX2 compares, the inside-string mask from a prefix XOR of the
-/// quote mask, valid as long as no backslash comes (a block with one gives up).
+/// Structural scanning 32 bytes at a time: quote and bracket masks from AVX2 compares, the
+/// inside-string mask from a prefix XOR of the quote mask, valid as long as no backslash comes (a
+/// block with one gives up). Serves [`object_end`] and the accumulables' array scan.
 #[cfg(target_arch = "x86_64")]
-mod simd {
+pub(crate) mod simd {
     use std::arch::x86_64::*;
+
+    /// The brackets outside strings in `raw[base..base + 32]`, as bit masks (opening, closing);
+    /// `carry` is all ones when the block starts inside a string, and is set for the next one.
+    /// `None` when the block holds a backslash (the prefix XOR cannot tell escaped quotes).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn brackets(raw: &[u8], base: usize, carry: &mut u32) -> Option<(u32, u32)> {
+        let block = &raw[base..base + 32];
+        // SAFETY: `block` holds the 32 bytes read.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr() as *const __m256i) };
+        macro_rules! eq {
+            ($b:expr) => {
+                _mm256_cmpeq_epi8(v, _mm256_set1_epi8($b as i8))
+            };
+        }
+        if _mm256_movemask_epi8(eq!(b'\\')) != 0 {
+            return None;
+        }
+        let quotes = _mm256_movemask_epi8(eq!(b'"')) as u32;
+        let opens = _mm256_movemask_epi8(_mm256_or_si256(eq!(b'{'), eq!(b'['))) as u32;
+        let closes = _mm256_movemask_epi8(_mm256_or_si256(eq!(b'}'), eq!(b']'))) as u32;
+        let mut x = quotes;
+        x ^= x << 1;
+        x ^= x << 2;
+        x ^= x << 4;
+        x ^= x << 8;
+        x ^= x << 16;
+        let inside = x ^ *carry;
+        *carry = if inside >> 31 == 1 { u32::MAX } else { 0 };
+        Some((opens & !inside, closes & !inside))
+    }
 
     pub(super) enum Scan {
         /// the index of the closing `}`
@@ -147,37 +178,14 @@ mod simd {
     /// The end of the object at `raw[start] == b'{'`.
     #[target_feature(enable = "avx2")]
     pub(super) fn object_end(raw: &[u8], start: usize) -> Scan {
-        let q = _mm256_set1_epi8(b'"' as i8);
-        let bs = _mm256_set1_epi8(b'\\' as i8);
-        let (o, c) = (_mm256_set1_epi8(b'{' as i8), _mm256_set1_epi8(b'}' as i8));
-        let (lo, lc) = (_mm256_set1_epi8(b'[' as i8), _mm256_set1_epi8(b']' as i8));
         let mut depth = 0usize;
-        let mut inside_carry = 0u32; // all ones when the previous block ended inside a string
+        let mut inside_carry = 0u32;
         let mut base = start;
         while base + 32 <= raw.len() {
-            // SAFETY: `base + 32 <= raw.len()`: the 32 bytes read are inside `raw`.
-            let v = unsafe { _mm256_loadu_si256(raw.as_ptr().add(base) as *const __m256i) };
-            if _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, bs)) != 0 {
+            let Some((opens, closes)) = brackets(raw, base, &mut inside_carry) else {
                 return Scan::GiveUp;
-            }
-            let quotes = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, q)) as u32;
-            let opens = _mm256_movemask_epi8(_mm256_or_si256(
-                _mm256_cmpeq_epi8(v, o),
-                _mm256_cmpeq_epi8(v, lo),
-            )) as u32;
-            let closes = _mm256_movemask_epi8(_mm256_or_si256(
-                _mm256_cmpeq_epi8(v, c),
-                _mm256_cmpeq_epi8(v, lc),
-            )) as u32;
-            let mut x = quotes;
-            x ^= x << 1;
-            x ^= x << 2;
-            x ^= x << 4;
-            x ^= x << 8;
-            x ^= x << 16;
-            let inside = x ^ inside_carry;
-            inside_carry = if inside >> 31 == 1 { u32::MAX } else { 0 };
-            let mut bits = (opens | closes) & !inside;
+            };
+            let mut bits = opens | closes;
             while bits != 0 {
                 let bit = bits & bits.wrapping_neg();
                 bits ^= bit;

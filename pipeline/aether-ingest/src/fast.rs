@@ -1,8 +1,8 @@
 //! A hand-written reader for the hot event, `SparkListenerTaskEnd`, its accumulables jumped over
-//! (the caller finds and reads them). It reads exactly the fields the serde structs in [`crate::event_types`] read, with the
-//! same meaning, and gives up (returns `None`) on anything it is not sure of: the caller then
-//! parses the line with serde_json, which also produces the error message. Tests check that both
-//! agree on every TaskEnd of the real logs.
+//! (the caller finds and reads them). It reads exactly the fields the serde structs in
+//! [`crate::event_types`] read, with the same meaning, and gives up (returns `None`) on anything
+//! it is not sure of: the caller then parses the line with serde_json, which also produces the
+//! error message. Tests check that both agree on every TaskEnd of the real logs.
 
 use crate::event_types::{
     AccUpdate, BlockManagerAddress, ExecutorMetrics, InputMetrics, Num, OutputMetrics,
@@ -535,11 +535,12 @@ static TOTAL_GC_TIME: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"TotalGCTime\""));
 
 /// Where the value of the TotalGCTime key in `obj`, a `Task Executor Metrics` object, starts:
-/// `Some(None)` when the object has no such key, `None` when unsure (an escape anywhere, the
-/// name twice, or the name not followed by a colon). The object holds numbers only, so an
-/// unescaped `"TotalGCTime"` followed by a colon is its key.
+/// `Some(None)` when the object has no such key, `None` when unsure (an escape anywhere, an
+/// object or array inside it, the name twice, or the name not followed by a colon). Spark
+/// writes numbers only there, so an unescaped `"TotalGCTime"` followed by a colon is its key.
 pub(crate) fn gc_time_at(obj: &[u8]) -> Option<Option<usize>> {
-    if memchr::memchr(b'\\', obj).is_some() {
+    let inner = obj.get(1..)?;
+    if memchr::memchr3(b'\\', b'{', b'[', inner).is_some() {
         return None;
     }
     let Some(g) = TOTAL_GC_TIME.find(obj) else {
@@ -800,6 +801,8 @@ mod tests {
             (r#"{}"#, true),
             (r#"{"TotalGCTime":-4}"#, true),
             (r#"{"X":"TotalGCTime","TotalGCTime":1}"#, false),
+            (r#"{"X":{"TotalGCTime":5}}"#, false),
+            (r#"{"X":[1],"TotalGCTime":6}"#, false),
             (r#"{"Total\u0047CTime":1}"#, false),
             ("null", false),
         ] {

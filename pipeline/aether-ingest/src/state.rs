@@ -169,6 +169,20 @@ struct TaskStats {
     count: i64,
 }
 
+/// `(mean * count + v) / (count + 1)`, truncated toward zero as Java's long division is, in
+/// 64 bits when nothing overflows (a 128-bit division is several times slower, on every task's
+/// every metric) and in 128 bits when something would.
+fn running_mean(mean: i64, count: i64, v: i64) -> i64 {
+    match mean
+        .checked_mul(count)
+        .and_then(|m| m.checked_add(v))
+        .zip(count.checked_add(1))
+    {
+        Some((n, d)) => n / d,
+        None => ((mean as i128 * count as i128 + v as i128) / (count as i128 + 1)) as i64,
+    }
+}
+
 impl TaskStats {
     fn add(s: Option<Self>, v: i64) -> Self {
         let s = s.unwrap_or(TaskStats {
@@ -179,7 +193,7 @@ impl TaskStats {
         });
         TaskStats {
             min: s.min.min(v),
-            mean: ((s.mean as i128 * s.count as i128 + v as i128) / (s.count as i128 + 1)) as i64,
+            mean: running_mean(s.mean, s.count, v),
             max: s.max.max(v),
             count: s.count + 1,
         }
@@ -1419,5 +1433,37 @@ mod tests {
     fn codegen_ids() {
         assert_eq!(codegen_id("WholeStageCodegen (12)"), Some(12));
         assert_eq!(codegen_id("WholeStageCodegen"), None);
+    }
+
+    #[test]
+    fn running_mean_is_the_128_bit_division() {
+        let wide =
+            |m: i64, c: i64, v: i64| ((m as i128 * c as i128 + v as i128) / (c as i128 + 1)) as i64;
+        let values = [
+            i64::MIN,
+            i64::MIN + 1,
+            -1 << 40,
+            -7,
+            -1,
+            0,
+            1,
+            2,
+            7,
+            1 << 40,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
+        let counts = [0, 1, 2, 3, 1000, 1 << 31, i64::MAX / 2, i64::MAX - 1];
+        for &m in &values {
+            for &c in &counts {
+                for &v in &values {
+                    assert_eq!(
+                        running_mean(m, c, v),
+                        wide(m, c, v),
+                        "mean {m} count {c} v {v}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -523,10 +523,15 @@ impl<T> Batcher<T> {
         }
     }
 
-    /// Add a log of `bytes` bytes; returns a batch ready to be judged, if any.
+    /// Add a log of `bytes` bytes; returns a batch ready to be judged, if any. A log as large
+    /// as a batch is judged without waiting, together with the fullest open batch (an open
+    /// batch always has room for one more log): one session instead of two, since a session's
+    /// planning costs as much as judging dozens of small logs.
     fn add(&mut self, item: T, bytes: u64) -> Option<Vec<T>> {
         if bytes >= self.max_bytes || self.max_logs == 1 {
-            return Some(vec![item]);
+            let mut batch = self.take_fullest().unwrap_or_default();
+            batch.push(item);
+            return Some(batch);
         }
         let (max_logs, max_bytes) = (self.max_logs, self.max_bytes);
         let i = match self
@@ -572,7 +577,8 @@ impl<T> Batcher<T> {
 /// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
 /// time. Small logs are judged in batches (one session, each query run once for all the apps
 /// in it: planning costs far more than the work on a small log); a log larger than
-/// [`BATCH_BYTES`] is judged alone. Memory stays bounded by the logs in flight and one batch.
+/// [`BATCH_BYTES`] is judged as soon as it is read, together with the fullest batch still open
+/// (if any). Memory stays bounded by the logs in flight and one batch.
 /// `each(result, done, total)` is called (from worker threads) as soon as each log is judged,
 /// e.g. to record it. Results come back in input order; of several attempts of one app only
 /// the newest counts as qualified (the older ones become SKIPPED at the end).
@@ -907,7 +913,14 @@ mod tests {
         assert_eq!(b.add(9, 60), Some(vec![6]));
         // of equals, the oldest
         assert_eq!(b.add(10, 50), Some(vec![8]));
-        assert_eq!(b.finish(), vec![vec![9], vec![10]]);
+        // a log as large as a batch takes the fullest open batch with it
+        assert_eq!(b.add(11, 100), Some(vec![9, 11]));
+        assert_eq!(b.add(12, 500), Some(vec![10, 12]));
+        assert_eq!(b.add(13, 100), Some(vec![13]));
+        assert_eq!(b.add(14, 10), None);
+        assert_eq!(b.add(15, 10), None);
+        assert_eq!(b.add(16, 85), None);
+        assert_eq!(b.finish(), vec![vec![14, 15], vec![16]]);
         // one log per batch
         let mut one = Batcher::new(1, 100, 2);
         assert_eq!(one.add(1, 1), Some(vec![1]));

@@ -122,6 +122,19 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
     }
 }
 
+/// Each app of a session, as [`SessionFacts`] reads it.
+const APPS_SQL: &str =
+    "SELECT app_id, attempt_id, app_name, start_ms, spark_version FROM applications";
+/// The properties qualification reads, as [`SessionFacts`] reads them.
+const PROPS_SQL: &str = "SELECT app_id, key, value, category FROM properties
+     WHERE category = 'spark' OR (category = 'system' AND key = 'sun.java.command')";
+
+/// The result of a query run as a task of its own.
+async fn joined<T>(task: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
+    task.await
+        .map_err(|e| anyhow::anyhow!("a session query's task: {e}"))?
+}
+
 /// What qualification reads from one session's tables and views, for every app in it (one
 /// query each, whatever the number of apps), by app id.
 struct SessionFacts {
@@ -138,56 +151,71 @@ struct SessionFacts {
 
 impl SessionFacts {
     async fn read(ctx: &SessionContext, o: &QualifyOptions) -> Result<SessionFacts> {
-        let mut facts = Self::read_start(ctx).await?;
+        // every query planned and run side by side, each a task of its own: planning is
+        // single-threaded work, and these are the last of a session
+        let spawn = |sql: String| {
+            let ctx = ctx.clone();
+            tokio::spawn(async move { rows_by_app(&ctx, &sql).await })
+        };
+        let apps = spawn(APPS_SQL.into());
+        let props = spawn(PROPS_SQL.into());
+        let gpu_nodes = spawn(
+            "SELECT app_id, COUNT(*) AS n FROM sql_plan_nodes
+             WHERE starts_with(node_name, 'Gpu') GROUP BY app_id"
+                .into(),
+        );
+        let streaming = spawn(
+            "SELECT app_id, COUNT(*) AS n FROM event_counts
+             WHERE event LIKE '%StreamingQueryListener%' GROUP BY app_id"
+                .into(),
+        );
+        let unsupported = spawn("SELECT * FROM unsupported_summary".into());
+        let spill = spawn(format!(
+            "WITH spills AS (
+                 SELECT app_id, stage_id, SUM(memory_bytes_spilled) AS spilled
+                 FROM tasks GROUP BY app_id, stage_id
+             ),
+             allowed AS (
+                 SELECT DISTINCT app_id, UNNEST(stage_ids) AS stage_id FROM operators
+                 WHERE node_name LIKE '%Aggregate%' OR node_name LIKE '%Join%'
+                    OR node_name LIKE '%Sort%'
+             )
+             SELECT s.app_id, COUNT(*) AS n FROM spills s
+             WHERE s.spilled > {}
+               AND NOT EXISTS (SELECT 1 FROM allowed a
+                               WHERE a.app_id = s.app_id AND a.stage_id = s.stage_id)
+             GROUP BY s.app_id",
+            o.settings.spill_heuristic_min_bytes
+        ));
+        let heap = spawn(
+            "SELECT app_id, executor_memory_mib FROM resource_profiles
+             WHERE resource_profile_id = 0"
+                .into(),
+        );
+        let tuner = {
+            let ctx = ctx.clone();
+            tokio::spawn(async move { crate::autotuner::inputs(&ctx).await })
+        };
         let names = lock(&o.model)?.feature_names().to_vec();
-        let mut features: HashMap<String, Vec<qualx::FeatureRow>> = HashMap::new();
-        for r in qualx::feature_rows(ctx, &names, &o.platform).await? {
-            features.entry(r.app_id.clone()).or_default().push(r);
+        let features = {
+            let (ctx, platform) = (ctx.clone(), o.platform.clone());
+            tokio::spawn(async move { qualx::feature_rows(&ctx, &names, &platform).await })
+        };
+        let mut by_app: HashMap<String, Vec<qualx::FeatureRow>> = HashMap::new();
+        let (apps, props) = (joined(apps).await?, joined(props).await?);
+        for r in joined(features).await? {
+            by_app.entry(r.app_id.clone()).or_default().push(r);
         }
-        facts.features = features;
         Ok(SessionFacts {
-            gpu_nodes: rows_by_app(
-                ctx,
-                "SELECT app_id, COUNT(*) AS n FROM sql_plan_nodes
-                 WHERE starts_with(node_name, 'Gpu') GROUP BY app_id",
-            )
-            .await?,
-            streaming: rows_by_app(
-                ctx,
-                "SELECT app_id, COUNT(*) AS n FROM event_counts
-                 WHERE event LIKE '%StreamingQueryListener%' GROUP BY app_id",
-            )
-            .await?,
-            unsupported: rows_by_app(ctx, "SELECT * FROM unsupported_summary").await?,
-            spill: rows_by_app(
-                ctx,
-                &format!(
-                    "WITH spills AS (
-                         SELECT app_id, stage_id, SUM(memory_bytes_spilled) AS spilled
-                         FROM tasks GROUP BY app_id, stage_id
-                     ),
-                     allowed AS (
-                         SELECT DISTINCT app_id, UNNEST(stage_ids) AS stage_id FROM operators
-                         WHERE node_name LIKE '%Aggregate%' OR node_name LIKE '%Join%'
-                            OR node_name LIKE '%Sort%'
-                     )
-                     SELECT s.app_id, COUNT(*) AS n FROM spills s
-                     WHERE s.spilled > {}
-                       AND NOT EXISTS (SELECT 1 FROM allowed a
-                                       WHERE a.app_id = s.app_id AND a.stage_id = s.stage_id)
-                     GROUP BY s.app_id",
-                    o.settings.spill_heuristic_min_bytes
-                ),
-            )
-            .await?,
-            heap: rows_by_app(
-                ctx,
-                "SELECT app_id, executor_memory_mib FROM resource_profiles
-                 WHERE resource_profile_id = 0",
-            )
-            .await?,
-            tuner: crate::autotuner::inputs(ctx).await?,
-            ..facts
+            apps,
+            props,
+            gpu_nodes: joined(gpu_nodes).await?,
+            streaming: joined(streaming).await?,
+            unsupported: joined(unsupported).await?,
+            features: by_app,
+            spill: joined(spill).await?,
+            heap: joined(heap).await?,
+            tuner: joined(tuner).await?,
         })
     }
 
@@ -195,17 +223,8 @@ impl SessionFacts {
     /// verdicts of logs whose reading stopped early ([`stop_rule`]); no view is read.
     async fn read_start(ctx: &SessionContext) -> Result<SessionFacts> {
         Ok(SessionFacts {
-            apps: rows_by_app(
-                ctx,
-                "SELECT app_id, attempt_id, app_name, start_ms, spark_version FROM applications",
-            )
-            .await?,
-            props: rows_by_app(
-                ctx,
-                "SELECT app_id, key, value, category FROM properties
-                 WHERE category = 'spark' OR (category = 'system' AND key = 'sun.java.command')",
-            )
-            .await?,
+            apps: rows_by_app(ctx, APPS_SQL).await?,
+            props: rows_by_app(ctx, PROPS_SQL).await?,
             gpu_nodes: HashMap::new(),
             streaming: HashMap::new(),
             unsupported: HashMap::new(),

@@ -512,7 +512,8 @@ pub struct QualifyOptions {
 
 /// Logs judged together in one session: at most this many logs by default…
 pub const BATCH_LOGS: usize = 64;
-/// …and this many bytes of (uncompressed) log text. A larger log is judged on its own.
+/// …and this many bytes of (uncompressed) log text. A larger log is judged at once, with the
+/// fullest batch still open (see [`Batcher::add`]).
 const BATCH_BYTES: u64 = 128 << 20;
 
 /// Groups logs as they are read into batches judged together: at most `max_logs` logs and
@@ -920,7 +921,7 @@ mod tests {
         assert_eq!(b.add(2, 10), None);
         // the first batch is full at 3 logs
         assert_eq!(b.add(3, 10), Some(vec![1, 2, 3]));
-        // a log as large as a batch is judged alone
+        // a log as large as a batch, no batch open: judged alone
         assert_eq!(b.add(4, 100), Some(vec![4]));
         assert_eq!(b.add(5, 10), None);
         // 10 + 95 > 100 bytes: another batch

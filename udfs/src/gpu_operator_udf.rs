@@ -16,7 +16,8 @@ use datafusion::logical_expr::{
     Coercion, ColumnarValue, DocSection, Documentation, ScalarFunctionArgs, ScalarUDFImpl,
     Signature, TypeSignature, TypeSignatureClass, Volatility,
 };
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// The `gpu_operator` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -78,6 +79,69 @@ static DOC: LazyLock<Documentation> =
     .with_argument("delta_enabled", "Whether the app runs Delta Lake (default false).")
     .build()
     });
+
+/// The nodes classified so far in this process, by `delta, name, description` ([`memo_key`]):
+/// a node is a pure function of them, a session's views call `gpu_operator` on the same nodes
+/// several times (a CTE read by several joins is planned once per read), and more than half of
+/// a log's plan nodes repeat ones of its other SQLs. Up to [`MEMO_MAX_BYTES`] (keys and
+/// results); past that, nodes are classified without being kept.
+static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(Default::default);
+
+/// The most bytes [`MEMO`] keeps, about (a node takes ~300: its description, ~90 bytes on
+/// average, and its result): some 25,000 distinct nodes.
+const MEMO_MAX_BYTES: usize = 8 << 20;
+
+#[derive(Default)]
+struct Memo {
+    nodes: HashMap<Box<str>, Arc<OperatorInfo>>,
+    bytes: usize,
+}
+
+/// `key` set to the memo key of a node: the Delta flag, the name's length, the name, then the
+/// description (the length keeps apart names and descriptions that would run together).
+fn memo_key(key: &mut String, name: &str, desc: &str, delta: bool) {
+    use std::fmt::Write;
+    key.clear();
+    let _ = write!(key, "{}{}:", u8::from(delta), name.len());
+    key.push_str(name);
+    key.push_str(desc);
+}
+
+/// [`gpu_operator::classify`], remembered in [`MEMO`]; `key` is scratch space.
+fn classify_memo(key: &mut String, name: &str, desc: &str, delta: bool) -> Arc<OperatorInfo> {
+    memo_key(key, name, desc, delta);
+    if let Some(info) = MEMO
+        .lock()
+        .ok()
+        .and_then(|m| m.nodes.get(key.as_str()).cloned())
+    {
+        return info;
+    }
+    let info = Arc::new(gpu_operator::classify(name, desc, delta));
+    let bytes = key.len() + held_bytes(&info);
+    if let Ok(mut m) = MEMO.lock()
+        && m.bytes + bytes <= MEMO_MAX_BYTES
+        && m.nodes.insert(key.as_str().into(), info.clone()).is_none()
+    {
+        m.bytes += bytes;
+    }
+    info
+}
+
+/// About the bytes a result holds: its strings, and each string's and its own bookkeeping.
+fn held_bytes(info: &OperatorInfo) -> usize {
+    let strings = [&info.exec_name, &info.expression_name]
+        .into_iter()
+        .chain(info.details.as_ref())
+        .chain(&info.expressions)
+        .chain(
+            info.unsupported_expressions
+                .iter()
+                .flat_map(|(a, b)| [a, b]),
+        )
+        .chain(&info.partial_types);
+    strings.map(|s| s.len() + 24).sum::<usize>() + std::mem::size_of::<OperatorInfo>() + 64
+}
 
 /// The fields of an unsupported expression.
 fn unsupported_expr_fields() -> Fields {
@@ -233,14 +297,15 @@ impl ScalarUDFImpl for GpuOperator {
         };
         let mut b = Builders::new();
         let mut valid = Vec::with_capacity(rows);
+        let mut key = String::new();
         for i in 0..rows {
             let info = get(&a[0], i).map(|name| {
                 let desc = a.get(1).and_then(|d| get(d, i)).unwrap_or("");
                 let delta = delta.as_ref().is_some_and(|d| d.is_valid(i) && d.value(i));
-                gpu_operator::classify(name, desc, delta)
+                classify_memo(&mut key, name, desc, delta)
             });
             valid.push(info.is_some());
-            b.append(info.as_ref());
+            b.append(info.as_deref());
         }
         Ok(ColumnarValue::Array(Arc::new(b.finish(valid)?)))
     }
@@ -383,5 +448,48 @@ mod tests {
         );
         assert!(bools(&s, "supported").value(0));
         assert_eq!(strings(&s, "op_type").value(0), "ReadExec");
+    }
+
+    /// A remembered node is what classifying it gives, the first time and after; names and
+    /// descriptions that run together, and the Delta flag, keep nodes apart.
+    #[test]
+    fn remembered_nodes_are_classified_nodes() {
+        let scan = "FileScan parquet [a#1] Format: Parquet, Location: x/_delta_log, ReadSchema: struct<a:int>";
+        let nodes = [
+            ("Scan parquet", scan, false),
+            ("Scan parquet", scan, true),
+            ("Scan parquet ", &scan[1..], false),
+            ("Project", "Project [to_json(a#1) AS j#2]", false),
+            ("Projec", "tProject [to_json(a#1) AS j#2]", false),
+            ("Exchange", "", false),
+        ];
+        let mut key = String::new();
+        let mut keys = std::collections::HashSet::new();
+        for round in 0..2 {
+            for (name, desc, delta) in nodes {
+                let got = classify_memo(&mut key, name, desc, delta);
+                assert_eq!(
+                    *got,
+                    gpu_operator::classify(name, desc, delta),
+                    "{name} {delta}"
+                );
+                if round == 0 {
+                    assert!(keys.insert(key.clone()), "{key}");
+                }
+            }
+        }
+        // the Delta flag changes the verdict on a Delta log scan: the memo kept both
+        let key_of = |name, desc, delta| {
+            let mut k = String::new();
+            memo_key(&mut k, name, desc, delta);
+            k
+        };
+        let m = MEMO.lock().unwrap();
+        let (a, b) = (
+            &m.nodes[key_of("Scan parquet", scan, false).as_str()],
+            &m.nodes[key_of("Scan parquet", scan, true).as_str()],
+        );
+        assert_ne!(a.op_type, b.op_type);
+        assert!(m.bytes > 0 && m.bytes <= MEMO_MAX_BYTES);
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 /// One JSON object per row of `sql`.
 pub async fn json_rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Map<String, Value>>> {
-    let batches = ctx.sql(sql).await?.collect().await?;
+    let (_, batches) = crate::query(ctx, sql).await?;
     let buf = crate::json_array(&batches)?;
     if buf.is_empty() {
         return Ok(Vec::new());

@@ -28,6 +28,8 @@ use std::sync::Arc;
 pub mod analyze;
 pub mod compact;
 pub mod load;
+pub mod plans;
+mod sqltext;
 pub mod views;
 pub use datafusion::prelude::SessionContext;
 pub use views::{AnalysisSettings, register_views};
@@ -58,6 +60,11 @@ pub fn session() -> SessionContext {
 /// session, one partition avoids repartitioning work that costs more than it saves, and the
 /// parallelism comes from running several sessions at once.
 pub fn session_with_partitions(partitions: usize) -> SessionContext {
+    session_from_config(session_config(partitions))
+}
+
+/// The configuration of [`session_with_partitions`].
+fn session_config(partitions: usize) -> SessionConfig {
     let mut cfg = SessionConfig::new()
         .with_information_schema(true)
         .with_default_catalog_and_schema("aether", "public");
@@ -65,12 +72,18 @@ pub fn session_with_partitions(partitions: usize) -> SessionContext {
         cfg = cfg.with_target_partitions(partitions);
         cfg.options_mut().optimizer.max_passes = 1;
     }
+    cfg
+}
+
+/// A session of `cfg`, with aether's UDFs.
+fn session_from_config(cfg: SessionConfig) -> SessionContext {
     let ctx = SessionContext::new_with_config(cfg);
     aether_udfs::register(&ctx);
     ctx
 }
 
-/// Register every table of an ingest as in-memory tables (those it left out are not registered).
+/// Register every table of an ingest as in-memory tables (those it left out are not registered;
+/// in a session of [`plans::session_with_cached_plans`], as its slots).
 pub fn register_ingested(ctx: &SessionContext, ing: &Ingested) -> Result<()> {
     for (name, schema) in all_schemas() {
         if ing.left_out.contains(&name) {
@@ -88,6 +101,9 @@ fn register_batches(
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
 ) -> Result<()> {
+    if plans::register_slot(ctx, name, schema.clone(), batches.clone())? {
+        return Ok(());
+    }
     let table = MemTable::try_new(schema, vec![batches])?;
     ctx.deregister_table(name)?;
     ctx.register_table(name, Arc::new(table))?;
@@ -95,11 +111,9 @@ fn register_batches(
 }
 
 /// Run one SQL statement and collect the result.
+/// (In a session of [`plans::session_with_cached_plans`], with a plan kept from an earlier run.)
 pub async fn query(ctx: &SessionContext, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let df = ctx.sql(sql).await?;
-    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-    let batches = df.collect().await?;
-    Ok((schema, batches))
+    plans::collect(ctx, sql).await
 }
 
 /// The rows of `batch` whose Utf8 column `column` equals `value`, in their order: one app's

@@ -3,9 +3,11 @@
 //! Each `.sql` file holds one SELECT; it is registered as a view named after the file, after the
 //! views it mentions (dependency order, found by whole-word matches of the other view names).
 
+pub use crate::sqltext::skip_leading_comments;
+use crate::sqltext::{lists_catalog, mentions};
 use crate::{EngineError, Result};
 use datafusion::arrow::array::{ArrayRef, Float64Array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -145,7 +147,7 @@ impl AnalysisSettings {
     }
 }
 
-fn settings_table(s: &AnalysisSettings) -> Result<MemTable> {
+fn settings_batch(s: &AnalysisSettings) -> Result<(SchemaRef, RecordBatch)> {
     let pairs = s.pairs();
     let schema = Arc::new(Schema::new(
         pairs
@@ -159,28 +161,7 @@ fn settings_table(s: &AnalysisSettings) -> Result<MemTable> {
         .collect();
     let batch = RecordBatch::try_new(schema.clone(), cols)
         .map_err(|e| EngineError::Other(e.to_string()))?;
-    Ok(MemTable::try_new(schema, vec![vec![batch]])?)
-}
-
-fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// Does `sql` mention `name` as a whole word?
-fn mentions(sql: &str, name: &str) -> bool {
-    let bytes = sql.as_bytes();
-    let mut from = 0;
-    while let Some(i) = sql[from..].find(name) {
-        let start = from + i;
-        let end = start + name.len();
-        let before_ok = start == 0 || !is_ident_byte(bytes[start - 1]);
-        let after_ok = end == bytes.len() || !is_ident_byte(bytes[end]);
-        if before_ok && after_ok {
-            return true;
-        }
-        from = start + 1;
-    }
-    false
+    Ok((schema, batch))
 }
 
 /// The views in an order where each comes after those it mentions.
@@ -226,8 +207,15 @@ pub async fn register_views(ctx: &SessionContext, settings: &AnalysisSettings) -
 /// Register the settings table alone: with it, [`register_views_for`] can define views on
 /// demand.
 pub fn register_settings(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<()> {
+    let (schema, batch) = settings_batch(settings)?;
+    if crate::plans::register_slot(ctx, SETTINGS_TABLE, schema.clone(), vec![batch.clone()])? {
+        return Ok(());
+    }
     ctx.deregister_table(SETTINGS_TABLE)?;
-    ctx.register_table(SETTINGS_TABLE, Arc::new(settings_table(settings)?))?;
+    ctx.register_table(
+        SETTINGS_TABLE,
+        Arc::new(MemTable::try_new(schema, vec![vec![batch]])?),
+    )?;
     Ok(())
 }
 
@@ -281,42 +269,6 @@ pub fn may_read(sql: &str, tables: &[&str]) -> Result<bool> {
             let text = text.to_ascii_lowercase();
             tables.iter().any(|t| mentions(&text, t))
         }))
-}
-
-/// Whether a statement (in lower case) lists the catalog: `information_schema`, `SHOW …`.
-fn lists_catalog(lower: &str) -> bool {
-    mentions(lower, "information_schema") || skip_leading_comments(lower).starts_with("show")
-}
-
-/// `sql` after the blanks and comments (`-- …`, `/* … */`, nested) at its start.
-pub fn skip_leading_comments(sql: &str) -> &str {
-    let mut s = sql.trim_start();
-    loop {
-        if let Some(r) = s.strip_prefix("--") {
-            s = r.find('\n').map_or("", |i| &r[i + 1..]).trim_start();
-        } else if s.starts_with("/*") {
-            let b = s.as_bytes();
-            let (mut depth, mut i) = (0usize, 0);
-            while i < b.len() {
-                if b[i..].starts_with(b"/*") {
-                    depth += 1;
-                    i += 2;
-                } else if b[i..].starts_with(b"*/") {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            // an unclosed comment: nothing follows it
-            s = if depth == 0 { s[i..].trim_start() } else { "" };
-        } else {
-            return s;
-        }
-    }
 }
 
 /// The name (lower case, without schema or quotes) of the view or table a `CREATE … VIEW|TABLE`
@@ -503,7 +455,7 @@ async fn define_views(
         .filter(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
         .map(|h| h.metrics().num_workers().max(1));
     let mut state = vec![Defined::No; todo.len()];
-    let mut running: tokio::task::JoinSet<(usize, Result<MemTable>)> = tokio::task::JoinSet::new();
+    let mut running: tokio::task::JoinSet<(usize, Result<()>)> = tokio::task::JoinSet::new();
     loop {
         // every view whose inputs are defined: plain views now, materialized ones computed
         let mut progressed = true;
@@ -527,8 +479,7 @@ async fn define_views(
                         let ctx = ctx.clone();
                         running.spawn_blocking(move || (i, materialized_alone(&ctx, name, body)));
                     } else {
-                        let table = materialized(ctx, name, body).await?;
-                        ctx.register_table(name, Arc::new(table))?;
+                        materialized(ctx, name, body).await?;
                         state[i] = Defined::Yes;
                         progressed = true;
                     }
@@ -544,8 +495,9 @@ async fn define_views(
         let Some(done) = running.join_next().await else {
             break;
         };
-        let (i, table) = done.map_err(|e| EngineError::Other(format!("a view's task: {e}")))?;
-        ctx.register_table(todo[i].0, Arc::new(table?))?;
+        let (i, registered) =
+            done.map_err(|e| EngineError::Other(format!("a view's task: {e}")))?;
+        registered?;
         state[i] = Defined::Yes;
     }
     Ok(())
@@ -563,30 +515,37 @@ fn view_error(name: &str, e: datafusion::error::DataFusionError) -> EngineError 
 }
 
 /// [`materialized`] on this thread, with a current-thread runtime of its own.
-fn materialized_alone(ctx: &SessionContext, name: &str, body: &str) -> Result<MemTable> {
+fn materialized_alone(ctx: &SessionContext, name: &str, body: &str) -> Result<()> {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .map_err(|e| EngineError::Other(format!("view {name}: a runtime: {e}")))?
         .block_on(materialized(ctx, name, body))
 }
 
-/// The rows of view `name` (its SQL `body`), computed, as an in-memory table.
-async fn materialized(ctx: &SessionContext, name: &str, body: &str) -> Result<MemTable> {
-    let err = |e| view_error(name, e);
+/// The rows of view `name` (its SQL `body`), computed, registered as an in-memory table (a
+/// slot, in a session of [`crate::plans::session_with_cached_plans`]).
+async fn materialized(ctx: &SessionContext, name: &str, body: &str) -> Result<()> {
     let t0 = std::time::Instant::now();
-    let df = ctx.sql(body).await.map_err(err)?;
-    let planned_us = t0.elapsed().as_micros() as u64;
-    let schema = Arc::new(df.schema().as_arrow().clone());
-    let batches = df.collect().await.map_err(err)?;
+    let (schema, batches) = crate::plans::collect(ctx, body)
+        .await
+        .map_err(|e| match e {
+            EngineError::DataFusion(e) => view_error(name, e),
+            e => e,
+        })?;
     tracing::debug!(
         view = name,
-        planned_us,
         elapsed_us = t0.elapsed().as_micros() as u64,
         "materialized"
     );
+
     // the batches' own schema (a plan's declared nullability may differ from theirs)
     let schema = batches.first().map(|b| b.schema()).unwrap_or(schema);
-    MemTable::try_new(schema, vec![batches]).map_err(err)
+    if crate::plans::register_slot(ctx, name, schema.clone(), batches.clone())? {
+        return Ok(());
+    }
+    let table = MemTable::try_new(schema, vec![batches]).map_err(|e| view_error(name, e))?;
+    ctx.register_table(name, Arc::new(table))?;
+    Ok(())
 }
 
 #[cfg(test)]

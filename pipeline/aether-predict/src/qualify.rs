@@ -144,6 +144,8 @@ struct SessionFacts {
     streaming: HashMap<String, Vec<Row>>,
     unsupported: HashMap<String, Vec<Row>>,
     features: HashMap<String, Vec<qualx::FeatureRow>>,
+    /// The predictions of every app's features ([`SessionFacts::predict`]).
+    predictions: HashMap<String, Vec<SqlPrediction>>,
     spill: HashMap<String, Vec<Row>>,
     heap: HashMap<String, Vec<Row>>,
     tuner: HashMap<String, crate::autotuner::TunerInputs>,
@@ -153,6 +155,7 @@ impl SessionFacts {
     async fn read(ctx: &SessionContext, o: &QualifyOptions) -> Result<SessionFacts> {
         // every query planned and run side by side, each a task of its own: planning is
         // single-threaded work, and these are the last of a session
+        let names = lock(&o.model)?.feature_names().to_vec();
         let spawn = |sql: String| {
             let ctx = ctx.clone();
             tokio::spawn(async move { rows_by_app(&ctx, &sql).await })
@@ -196,7 +199,6 @@ impl SessionFacts {
             let ctx = ctx.clone();
             tokio::spawn(async move { crate::autotuner::inputs(&ctx).await })
         };
-        let names = lock(&o.model)?.feature_names().to_vec();
         let features = {
             let (ctx, platform) = (ctx.clone(), o.platform.clone());
             tokio::spawn(async move { qualx::feature_rows(&ctx, &names, &platform).await })
@@ -213,6 +215,7 @@ impl SessionFacts {
             streaming: joined(streaming).await?,
             unsupported: joined(unsupported).await?,
             features: by_app,
+            predictions: HashMap::new(),
             spill: joined(spill).await?,
             heap: joined(heap).await?,
             tuner: joined(tuner).await?,
@@ -229,10 +232,29 @@ impl SessionFacts {
             streaming: HashMap::new(),
             unsupported: HashMap::new(),
             features: HashMap::new(),
+            predictions: HashMap::new(),
             spill: HashMap::new(),
             heap: HashMap::new(),
             tuner: HashMap::new(),
         })
+    }
+
+    /// Predict the features of every app at once: one call of the booster for the session
+    /// (it spreads the rows over the cores) instead of one per app, each of which set the
+    /// booster up again. Each row's prediction is the row's alone.
+    fn predict(&mut self, model: &std::sync::Mutex<Model>) -> Result<()> {
+        let mut apps = Vec::with_capacity(self.features.len());
+        let mut rows = Vec::new();
+        for (key, r) in self.features.drain() {
+            apps.push((key, r.len()));
+            rows.extend(r);
+        }
+        let mut preds = qualx::predict_sqls(&*lock(model)?, rows)?.into_iter();
+        for (key, n) in apps {
+            self.predictions
+                .insert(key, preds.by_ref().take(n).collect());
+        }
+        Ok(())
     }
 
     /// The first row `app` has in `rows`.
@@ -247,7 +269,7 @@ impl SessionFacts {
 }
 
 /// Qualify the app `app_id` (the log `event_log`, its rows keyed by `key` in the session) from
-/// what was read of its session (its features and AutoTuner inputs are taken out of `facts`).
+/// what was read of its session (its predictions and AutoTuner inputs are taken out of `facts`).
 fn qualify_app(
     facts: &mut SessionFacts,
     key: &str,
@@ -313,17 +335,14 @@ fn qualify_app(
             f(u.get("unsupported_stage_duration_pct")).unwrap_or(0.0);
     }
 
-    let mut features = facts.features.remove(key).unwrap_or_default();
-    for r in features.iter_mut() {
-        r.app_id = app_id.to_string();
+    q.sqls = facts.predictions.remove(key).unwrap_or_default();
+    for p in q.sqls.iter_mut() {
+        p.row.app_id = app_id.to_string();
     }
     {
-        // the booster is not shareable between threads: one prediction at a time
-        let model = lock(model)?;
-        q.sqls = qualx::predict_sqls(&model, features)?;
         let refs: Vec<&SqlPrediction> = q.sqls.iter().collect();
         q.speedup = qualx::app_speedup(&refs, q.app_duration_ms);
-        q.reasons = qualx::top_reasons(&model, &refs, explain);
+        q.reasons = qualx::top_reasons(&*lock(model)?, &refs, explain);
     }
 
     if SessionFacts::count(&facts.spill, key) > 0 {
@@ -848,7 +867,8 @@ fn qualify_session(
         .worker_threads(o.ingest.threads())
         .build()?;
     let (mut facts, derived) = rt.block_on(async {
-        let ctx = aether_engine::session_with_partitions(1);
+        // plans kept from the process's earlier sessions (the first plans them)
+        let ctx = aether_engine::plans::session_with_cached_plans(1);
         aether_engine::register_ingested(&ctx, &ing)?;
         if logs.iter().all(|(_, _, lo)| lo.stopped.is_some()) {
             return anyhow::Ok((SessionFacts::read_start(&ctx).await?, Vec::new()));
@@ -881,6 +901,7 @@ fn qualify_session(
         }
         anyhow::Ok((facts, derived))
     })?;
+    facts.predict(&o.model)?;
     logs.iter()
         .zip(&keys)
         .map(|((log, app_id, lo), key)| {

@@ -3,7 +3,7 @@
 //! log into a speedup").
 
 use anyhow::{Context, Result, bail};
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::prelude::SessionContext;
@@ -46,11 +46,11 @@ pub async fn feature_rows(
     names: &[String],
     platform: &str,
 ) -> Result<Vec<FeatureRow>> {
-    let batches: Vec<RecordBatch> = ctx
-        .sql("SELECT * FROM qualx_features ORDER BY app_id, app_attempt_id, sql_id, resource_profile_id")
-        .await?
-        .collect()
-        .await?;
+    let (_, batches) = aether_engine::query(
+        ctx,
+        "SELECT * FROM qualx_features ORDER BY app_id, app_attempt_id, sql_id, resource_profile_id",
+    )
+    .await?;
     let schema = match batches.first() {
         Some(b) => b.schema(),
         None => return Ok(Vec::new()),

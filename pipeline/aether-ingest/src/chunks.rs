@@ -9,9 +9,10 @@ pub(crate) const CHUNK: usize = 1 << 20;
 
 pub(crate) struct Chunk {
     pub(crate) part: usize,
-    /// a buffer from the [`Pool`]: its first `len` bytes are the chunk's (shared while a zstd
-    /// decoder refers back into it)
+    /// a buffer from the [`Pool`]: its `len` bytes from `start` are the chunk's (shared while a
+    /// zstd decoder refers back into it, and by the chunks cut from one long buffer)
     pub(crate) data: Arc<Vec<u8>>,
+    pub(crate) start: usize,
     pub(crate) len: usize,
     /// the final chunk of a part (its last line may lack a newline)
     pub(crate) last: bool,
@@ -19,7 +20,7 @@ pub(crate) struct Chunk {
 
 impl Chunk {
     pub(crate) fn bytes(&self) -> &[u8] {
-        &self.data[..self.len]
+        &self.data[self.start..self.start + self.len]
     }
 }
 
@@ -30,6 +31,7 @@ pub(crate) fn whole_lines(part: usize, buf: Vec<u8>, filled: usize) -> Option<Ch
     Some(Chunk {
         part,
         data: Arc::new(buf),
+        start: 0,
         len: pos + 1,
         last: false,
     })
@@ -107,6 +109,7 @@ pub(crate) fn chunk_lines(
                 f(Chunk {
                     part,
                     data: Arc::new(buf),
+                    start: 0,
                     len: filled,
                     last: true,
                 });
@@ -119,6 +122,7 @@ pub(crate) fn chunk_lines(
                 if !f(Chunk {
                     part,
                     data: Arc::new(buf),
+                    start: 0,
                     len: pos + 1,
                     last: false,
                 }) {

@@ -507,8 +507,8 @@ mod tests {
             .sum()
     }
 
-    /// A zstd log with Spark's window, decoded straight into the chunk buffers, reads as the
-    /// same log through the streaming decoder (a window longer than a chunk) and as its plain
+    /// A zstd log with Spark's window or a wider one, decoded straight into the chunk buffers,
+    /// reads as the same log through the streaming decoder (a window wider than it takes) and as its plain
     /// text, table for table and row for row; a zstd file of other text is not an event log,
     /// and one with nothing in it an empty log.
     #[test]
@@ -559,10 +559,20 @@ mod tests {
         let spark = write("spark.zstd", &text, Some(19));
         assert!(crate::zstd_blocks::frame_window(&std::fs::read(&spark).unwrap()) <= Some(1 << 20));
         assert!(tables(&spark) == plain, "decoded in place");
-        assert!(
-            tables(&write("wide.zstd", &text, Some(23))) == plain,
-            "streamed"
+        // a window wider than a chunk: decoded in place too, handed on in chunks
+        let wide = write("wide.zstd", &text, Some(22));
+        assert_eq!(
+            crate::zstd_blocks::frame_window(&std::fs::read(&wide).unwrap()),
+            Some(4 << 20)
         );
+        assert!(tables(&wide) == plain, "wide window");
+        // wider than the decoder here takes: streamed
+        let widest = write("widest.zstd", &text, Some(24));
+        assert!(
+            crate::zstd_blocks::frame_window(&std::fs::read(&widest).unwrap())
+                > Some(crate::zstd_blocks::MAX_DIRECT_WINDOW)
+        );
+        assert!(tables(&widest) == plain, "streamed");
 
         let driver = read_one(
             &write(

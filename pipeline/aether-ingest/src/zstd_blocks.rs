@@ -3,7 +3,7 @@
 //! log, on the thread that every other thread waits for); zstd's buffer-less API writes into
 //! the caller's memory instead, as long as the output a block may refer back to stays where it
 //! was written. It keeps two stretches of output as history: the stretch being written and the
-//! one before it. So a buffer is handed on (its whole lines, as a chunk) only once it holds at
+//! one before it. So a buffer is handed on (its whole lines, as chunks) only once it holds at
 //! least a window of a frame's output, the decoder keeps a shared reference to it while writing
 //! the next buffer, and lets it go only after writing into that next buffer, when zstd has
 //! moved its history on. Frames whose window is larger than [`MAX_DIRECT_WINDOW`] at the start
@@ -19,12 +19,13 @@ use zstd::zstd_safe::zstd_sys::{self as sys, ZSTD_DCtx};
 /// The most output one block holds (zstd's `ZSTD_BLOCKSIZE_MAX`).
 const BLOCK_MAX: usize = 128 << 10;
 
-/// The largest window a part may start with to be decoded here: the chunk size. Buffers hold at
-/// least a window, and a longer buffer in each of the chunks in flight would cost more memory
-/// than the streaming decoder's one window (measured: 4 MiB windows took 60 MB more to read the
-/// 958 MB log). Spark writes 512 KiB windows at its default level; the zstd command line
-/// writes 2–8 MiB ones, read by the streaming decoder.
-pub const MAX_DIRECT_WINDOW: u64 = crate::chunks::CHUNK as u64;
+/// The largest window a part may start with to be decoded here. Buffers hold at least a window
+/// (cut into chunks of [`crate::chunks::CHUNK`] for the parsing threads), and the buffers that
+/// chunks in flight share, plus the two the decoder writes and refers back into, cost a few
+/// windows; past 8 MiB (the zstd command line's widest window below its `--ultra` levels) the
+/// streaming decoder's one window costs less, and its copying out (a tenth of a second per GB of
+/// log) is the price. Spark writes 512 KiB windows at its default level.
+pub const MAX_DIRECT_WINDOW: u64 = 8 << 20;
 
 /// zstd's own default limit on a frame's window: the streaming decoder refuses larger ones.
 const MAX_WINDOW: u64 = 1 << 27;
@@ -196,16 +197,8 @@ pub(crate) fn chunk_lines(
             // (the buffer before the previous one was let go after the last write)
             retired = history.replace(done.clone());
             carry = tail;
-            if cut > 0 {
-                let go_on = f(Chunk {
-                    part,
-                    data: done,
-                    len: cut,
-                    last: false,
-                });
-                if !go_on {
-                    return Ok(());
-                }
+            if !hand_on(part, done, cut, false, chunk, &mut f) {
+                return Ok(());
             }
         }
         // SAFETY: `dst` is the unwritten room of `buf` (at least a block long), `src` holds
@@ -233,14 +226,47 @@ pub(crate) fn chunk_lines(
         }
     }
     if !buf.is_empty() {
-        f(Chunk {
-            part,
-            len: buf.len(),
-            data: Arc::new(buf),
-            last: true,
-        });
+        let end = buf.len();
+        hand_on(part, Arc::new(buf), end, true, chunk, &mut f);
     }
     Ok(())
+}
+
+/// Hand on `data[..end]` (whole lines, but for the part's last) as chunks of about `chunk`
+/// bytes, each ending on a line: a buffer holds a window, longer than a chunk for a frame with
+/// a wide window, and the parsing threads get chunks of one size whatever the window (their
+/// output per chunk stays as large, and they start on a buffer's first lines while the others
+/// wait). The chunks share the buffer; it goes back to the pool when the last is parsed. The
+/// last of them is the part's last when `last`. False when `f` says to stop.
+fn hand_on(
+    part: usize,
+    data: Arc<Vec<u8>>,
+    end: usize,
+    last: bool,
+    chunk: usize,
+    f: &mut impl FnMut(Chunk) -> bool,
+) -> bool {
+    let mut start = 0;
+    while start < end {
+        // a chunk and a half at most; past a chunk, to the end of the line there
+        let stop = if end - start <= chunk + chunk / 2 {
+            end
+        } else {
+            memchr::memchr(b'\n', &data[start + chunk..end]).map_or(end, |p| start + chunk + p + 1)
+        };
+        let go_on = f(Chunk {
+            part,
+            data: data.clone(),
+            start,
+            len: stop - start,
+            last: last && stop == end,
+        });
+        if !go_on {
+            return false;
+        }
+        start = stop;
+    }
+    true
 }
 
 #[cfg(test)]
@@ -319,6 +345,38 @@ mod tests {
         let (out, res, _) = decode(&z, 1000);
         res.unwrap();
         assert!(out == [&a[..], &b[..], &a[..]].concat());
+    }
+
+    /// A buffer holding a wide window is handed on as chunks of about the chunk size, each
+    /// ending on a line (longer only by the line a chunk ends in), the last chunk marked last.
+    #[test]
+    fn wide_windows_are_handed_on_in_chunks() {
+        let data = log(6);
+        let longest = data.split(|b| *b == b'\n').map(<[u8]>::len).max().unwrap();
+        let chunk = 64 << 10;
+        for wlog in [20, 22] {
+            let z = compress(&data, 3, wlog, true);
+            let pool = Pool::default();
+            let (mut out, mut lens, mut lasts) = (Vec::new(), Vec::new(), 0);
+            let mut r = &z[..];
+            chunk_lines(0, &mut r, chunk, frame_window(&z).unwrap(), &pool, |c| {
+                assert!(c.last || c.bytes().ends_with(b"\n"), "chunks end on a line");
+                out.extend_from_slice(c.bytes());
+                lens.push(c.len);
+                lasts += usize::from(c.last);
+                pool.give(c.data);
+                true
+            })
+            .unwrap();
+            assert!(out == data, "window 2^{wlog}");
+            assert_eq!(lasts, 1);
+            assert!(lens.len() >= data.len() / (chunk + longest), "{lens:?}");
+            assert!(
+                lens.iter()
+                    .all(|l| *l <= (chunk + chunk / 2).max(chunk + longest + 1)),
+                "{lens:?}"
+            );
+        }
     }
 
     #[test]

@@ -91,14 +91,25 @@ impl<'a> Cur<'a> {
         self.string().map(|s| Some(Text::new(&s)))
     }
 
-    fn literal(&mut self, word: &[u8]) -> Option<()> {
+    fn literal<const N: usize>(&mut self, word: &[u8; N]) -> Option<()> {
         self.ws();
-        if self.b[self.i..].starts_with(word) {
-            self.i += word.len();
-            Some(())
-        } else {
-            None
-        }
+        self.lit(word)
+    }
+
+    /// `lit` next, with no whitespace before it: consumed. Compared in place: a literal's
+    /// length is known, so the comparison is a few loads, not a call to `memcmp`.
+    #[inline(always)]
+    fn lit<const N: usize>(&mut self, lit: &[u8; N]) -> Option<()> {
+        self.at(lit).then(|| self.i += N)
+    }
+
+    /// Whether `lit` comes next (nothing consumed).
+    #[inline(always)]
+    fn at<const N: usize>(&self, lit: &[u8; N]) -> bool {
+        self.b
+            .get(self.i..self.i + N)
+            .and_then(|s| <&[u8; N]>::try_from(s).ok())
+            .is_some_and(|s| s == lit)
     }
 
     /// `true`, `false` or `null`.
@@ -659,16 +670,13 @@ pub fn acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
 #[inline]
 fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
     let mut c = Cur { b: obj, i: 0 };
-    let expect = |c: &mut Cur, lit: &[u8]| -> Option<()> {
-        c.b[c.i..].starts_with(lit).then(|| c.i += lit.len())
-    };
-    expect(&mut c, b"{\"ID\":")?;
+    c.lit(b"{\"ID\":")?;
     let id = c.int()?;
     // internal task metrics (most entries) are recognised without reading further
-    if c.b[c.i..].starts_with(b",\"Name\":\"internal.") {
+    if c.at(b",\"Name\":\"internal.") {
         return Some(None);
     }
-    expect(&mut c, b",\"Name\":")?;
+    c.lit(b",\"Name\":")?;
     let (name, escaped) = c.raw_string()?;
     if escaped {
         return None;
@@ -676,17 +684,17 @@ fn spark_layout_acc_update(obj: &[u8]) -> Option<Option<AccUpdate>> {
     if name.starts_with(b"internal.") {
         return Some(None);
     }
-    expect(&mut c, b",\"Update\":")?;
+    c.lit(b",\"Update\":")?;
     let update = match c.b.get(c.i)? {
         b'"' | b'-' | b'0'..=b'9' => c.num()?,
         _ => return None,
     };
     // the rest: Value, Internal, then the flag we need; anything unexpected gives up
-    expect(&mut c, b",\"Value\":")?;
+    c.lit(b",\"Value\":")?;
     c.skip()?;
-    expect(&mut c, b",\"Internal\":")?;
+    c.lit(b",\"Internal\":")?;
     c.opt_bool()?;
-    expect(&mut c, b",\"Count Failed Values\":")?;
+    c.lit(b",\"Count Failed Values\":")?;
     let count_failed = c.opt_bool()?;
     // only `"Metadata"` may follow, then the end
     if c.b.get(c.i) == Some(&b',') {

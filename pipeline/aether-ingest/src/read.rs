@@ -185,6 +185,8 @@ fn parse_chunk(c: &Chunk, accumulables: bool) -> ParsedChunk {
     let mut out = ParsedChunk {
         part: c.part,
         bytes: data.len() as u64,
+        // Spark's lines average some 4 KB (a task's end): room for most chunks' events at once
+        events: Vec::with_capacity(data.len() / 4096 + 16),
         ..Default::default()
     };
     let mut start = 0;

@@ -164,17 +164,34 @@ fn settings_batch(s: &AnalysisSettings) -> Result<(SchemaRef, RecordBatch)> {
     Ok((schema, batch))
 }
 
-/// The views in an order where each comes after those it mentions.
-pub fn ordered_views() -> Result<Vec<(&'static str, &'static str)>> {
-    let mut deps: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (name, sql) in VIEW_FILES {
-        let d = VIEW_FILES
+/// The views each view mentions (whole words): worked out once per process, since the views
+/// are fixed (some two thousand searches over their text, a few milliseconds, which every
+/// statement and session paid three or four times).
+static MENTIONED: std::sync::LazyLock<BTreeMap<&'static str, BTreeSet<&'static str>>> =
+    std::sync::LazyLock::new(|| {
+        VIEW_FILES
             .iter()
-            .filter(|(other, _)| other != name && mentions(sql, other))
-            .map(|(other, _)| *other)
-            .collect();
-        deps.insert(name, d);
-    }
+            .map(|(name, sql)| {
+                let d = VIEW_FILES
+                    .iter()
+                    .filter(|(other, _)| other != name && mentions(sql, other))
+                    .map(|(other, _)| *other)
+                    .collect();
+                (*name, d)
+            })
+            .collect()
+    });
+
+/// The views `name` mentions (none for a name that is not a view).
+fn mentioned(name: &str) -> Option<&'static BTreeSet<&'static str>> {
+    MENTIONED.get(name)
+}
+
+/// The views in dependency order, or the cycle that prevents one: worked out once per process.
+static ORDERED: std::sync::LazyLock<
+    std::result::Result<Vec<(&'static str, &'static str)>, String>,
+> = std::sync::LazyLock::new(|| {
+    let deps = &*MENTIONED;
     let mut done: Vec<(&'static str, &'static str)> = Vec::new();
     let mut placed: BTreeSet<&str> = BTreeSet::new();
     while placed.len() < VIEW_FILES.len() {
@@ -191,12 +208,17 @@ pub fn ordered_views() -> Result<Vec<(&'static str, &'static str)>> {
                 .map(|(n, _)| *n)
                 .filter(|n| !placed.contains(n))
                 .collect();
-            return Err(EngineError::Other(format!(
+            return Err(format!(
                 "the views {stuck:?} depend on each other in a cycle"
-            )));
+            ));
         }
     }
     Ok(done)
+});
+
+/// The views in an order where each comes after those it mentions.
+pub fn ordered_views() -> Result<Vec<(&'static str, &'static str)>> {
+    ORDERED.clone().map_err(EngineError::Other)
 }
 
 /// Register the settings table and every view (after the base tables are registered).
@@ -300,13 +322,11 @@ fn created_name(head: &str) -> Option<String> {
 /// Add to `needed` every view that a view of it mentions, transitively (`ordered` in
 /// dependency order, so one walk from the end suffices).
 fn close_over_dependencies(ordered: &[(&'static str, &'static str)], needed: &mut BTreeSet<&str>) {
-    for (name, sql) in ordered.iter().rev() {
-        if needed.contains(name) {
-            for (other, _) in ordered {
-                if other != name && mentions(sql, other) {
-                    needed.insert(other);
-                }
-            }
+    for (name, _) in ordered.iter().rev() {
+        if needed.contains(name)
+            && let Some(deps) = mentioned(name)
+        {
+            needed.extend(deps.iter().filter(|d| ordered.iter().any(|(o, _)| o == *d)));
         }
     }
 }
@@ -441,9 +461,10 @@ async fn define_views(
     // of the views defined here, those each one mentions
     let deps: Vec<Vec<usize>> = todo
         .iter()
-        .map(|(name, sql)| {
+        .map(|(name, _)| {
+            let mentions = mentioned(name);
             (0..todo.len())
-                .filter(|&j| todo[j].0 != *name && mentions(sql, todo[j].0))
+                .filter(|&j| mentions.is_some_and(|m| m.contains(todo[j].0)))
                 .collect()
         })
         .collect();

@@ -101,9 +101,9 @@ fn register_batches(
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
 ) -> Result<()> {
-    if plans::register_slot(ctx, name, schema.clone(), batches.clone())? {
+    let Some((schema, batches)) = plans::register_slot(ctx, name, schema, batches)? else {
         return Ok(());
-    }
+    };
     let table = MemTable::try_new(schema, vec![batches])?;
     ctx.deregister_table(name)?;
     ctx.register_table(name, Arc::new(table))?;

@@ -144,16 +144,20 @@ fn slots_of(ctx: &SessionContext) -> Option<Arc<Slots>> {
     ctx.state_ref().read().config().get_extension::<Slots>()
 }
 
+/// The schema and rows [`register_slot`] gives back, untouched, in a session without slots.
+pub type NotSlotted = Option<(SchemaRef, Vec<RecordBatch>)>;
+
 /// Register `batches` as table `name` of a session made by [`session_with_cached_plans`]
-/// (replacing any table of that name); false, and nothing done, in any other session.
+/// (replacing any table of that name): `None`. In any other session nothing is done, and the
+/// schema and batches come back (`Some`), for the caller to register some other way.
 pub fn register_slot(
     ctx: &SessionContext,
     name: &str,
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
-) -> Result<bool> {
+) -> Result<NotSlotted> {
     let Some(slots) = slots_of(ctx) else {
-        return Ok(false);
+        return Ok(Some((schema, batches)));
     };
     // as an in-memory table checks its rows
     if batches.iter().any(|b| !schema.contains(&b.schema())) {
@@ -170,7 +174,7 @@ pub fn register_slot(
             schema,
         }),
     )?;
-    Ok(true)
+    Ok(None)
 }
 
 /// A table whose rows are those of the session that runs the scan ([`Slots`]).
@@ -524,7 +528,11 @@ mod tests {
     fn slotted(seed: usize, sql: &str) -> (SessionContext, String) {
         let ctx = session_with_cached_plans(1);
         for (name, schema, batch) in tables(seed) {
-            assert!(register_slot(&ctx, name, schema, vec![batch]).unwrap());
+            assert!(
+                register_slot(&ctx, name, schema, vec![batch])
+                    .unwrap()
+                    .is_none()
+            );
         }
         let k = key(&ctx, sql).expect("a query over slots has a key");
         (ctx, k)
@@ -585,6 +593,11 @@ mod tests {
         assert!(key(&ctx, &format!("SELECT * FROM {name}")).is_some());
         // a session without slots keeps nothing
         assert!(key(&crate::session_with_partitions(1), "SELECT 1").is_none());
-        assert!(!register_slot(&crate::session(), "x", tables(0)[0].1.clone(), vec![]).unwrap());
+        let (_, schema, batch) = tables(0).remove(0);
+        let back = register_slot(&crate::session(), "x", schema.clone(), vec![batch.clone()]);
+        let (s, b) = back
+            .unwrap()
+            .expect("a session without slots gives the rows back");
+        assert_eq!((s, b), (schema, vec![batch]));
     }
 }

@@ -230,13 +230,15 @@ pub async fn register_views(ctx: &SessionContext, settings: &AnalysisSettings) -
 /// demand.
 pub fn register_settings(ctx: &SessionContext, settings: &AnalysisSettings) -> Result<()> {
     let (schema, batch) = settings_batch(settings)?;
-    if crate::plans::register_slot(ctx, SETTINGS_TABLE, schema.clone(), vec![batch.clone()])? {
+    let Some((schema, batches)) =
+        crate::plans::register_slot(ctx, SETTINGS_TABLE, schema, vec![batch])?
+    else {
         return Ok(());
-    }
+    };
     ctx.deregister_table(SETTINGS_TABLE)?;
     ctx.register_table(
         SETTINGS_TABLE,
-        Arc::new(MemTable::try_new(schema, vec![vec![batch]])?),
+        Arc::new(MemTable::try_new(schema, vec![batches])?),
     )?;
     Ok(())
 }
@@ -462,9 +464,9 @@ async fn define_views(
     let deps: Vec<Vec<usize>> = todo
         .iter()
         .map(|(name, _)| {
-            let mentions = mentioned(name);
+            let uses = mentioned(name);
             (0..todo.len())
-                .filter(|&j| mentions.is_some_and(|m| m.contains(todo[j].0)))
+                .filter(|&j| uses.is_some_and(|m| m.contains(todo[j].0)))
                 .collect()
         })
         .collect();
@@ -558,12 +560,11 @@ async fn materialized(ctx: &SessionContext, name: &str, body: &str) -> Result<()
         elapsed_us = t0.elapsed().as_micros() as u64,
         "materialized"
     );
-
     // the batches' own schema (a plan's declared nullability may differ from theirs)
     let schema = batches.first().map(|b| b.schema()).unwrap_or(schema);
-    if crate::plans::register_slot(ctx, name, schema.clone(), batches.clone())? {
+    let Some((schema, batches)) = crate::plans::register_slot(ctx, name, schema, batches)? else {
         return Ok(());
-    }
+    };
     let table = MemTable::try_new(schema, vec![batches]).map_err(|e| view_error(name, e))?;
     ctx.register_table(name, Arc::new(table))?;
     Ok(())

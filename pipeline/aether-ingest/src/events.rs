@@ -774,18 +774,21 @@ pub fn ignored_fields(line: &[u8], kind: Kind) -> Vec<String> {
 }
 
 /// One parsed event, owning its data (so parsing and applying can run on different threads).
+/// Every event larger than a few words is boxed: an event is moved from the parser into its
+/// chunk's list and out again to be applied, and most lines are tasks' starts and ends (a
+/// pointer, or a word or three), which would otherwise each move as much as the largest event.
 #[derive(Debug)]
 pub enum Event {
     LogStart(LogStart),
-    ApplicationStart(ApplicationStart),
+    ApplicationStart(Box<ApplicationStart>),
     ApplicationEnd(ApplicationEnd),
     EnvironmentUpdate(Box<EnvironmentUpdate>),
-    ExecutorAdded(ExecutorAdded),
-    ExecutorRemoved(ExecutorRemoved),
-    JobStart(JobStart),
-    JobEnd(JobEnd),
-    StageSubmitted(StageEvent),
-    StageCompleted(StageEvent),
+    ExecutorAdded(Box<ExecutorAdded>),
+    ExecutorRemoved(Box<ExecutorRemoved>),
+    JobStart(Box<JobStart>),
+    JobEnd(Box<JobEnd>),
+    StageSubmitted(Box<StageEvent>),
+    StageCompleted(Box<StageEvent>),
     TaskEnd(Box<TaskEnd>),
     TaskStart(TaskStart),
     StageExecutorMetrics(StageExecutorMetrics),
@@ -794,10 +797,40 @@ pub enum Event {
     SqlAdaptiveExecutionUpdate(Box<SqlAdaptiveExecutionUpdate>),
     SqlAdaptiveMetricUpdates(SqlAdaptiveMetricUpdates),
     DriverAccumUpdates(DriverAccumUpdates),
-    BlockManagerAdded(BlockManagerAdded),
-    BlockManagerRemoved(BlockManagerRemoved),
-    ResourceProfileAdded(ResourceProfileAdded),
+    BlockManagerAdded(Box<BlockManagerAdded>),
+    BlockManagerRemoved(Box<BlockManagerRemoved>),
+    ResourceProfileAdded(Box<ResourceProfileAdded>),
     DbcMetadata(DbcMetadata),
+}
+
+impl Event {
+    /// The kind of event this is (as [`Kind::from_name`] of its name).
+    pub fn kind(&self) -> Kind {
+        match self {
+            Event::LogStart(_) => Kind::LogStart,
+            Event::ApplicationStart(_) => Kind::ApplicationStart,
+            Event::ApplicationEnd(_) => Kind::ApplicationEnd,
+            Event::EnvironmentUpdate(_) => Kind::EnvironmentUpdate,
+            Event::ExecutorAdded(_) => Kind::ExecutorAdded,
+            Event::ExecutorRemoved(_) => Kind::ExecutorRemoved,
+            Event::JobStart(_) => Kind::JobStart,
+            Event::JobEnd(_) => Kind::JobEnd,
+            Event::StageSubmitted(_) => Kind::StageSubmitted,
+            Event::StageCompleted(_) => Kind::StageCompleted,
+            Event::TaskEnd(_) => Kind::TaskEnd,
+            Event::TaskStart(_) => Kind::TaskStart,
+            Event::StageExecutorMetrics(_) => Kind::StageExecutorMetrics,
+            Event::SqlExecutionStart(_) => Kind::SqlExecutionStart,
+            Event::SqlExecutionEnd(_) => Kind::SqlExecutionEnd,
+            Event::SqlAdaptiveExecutionUpdate(_) => Kind::SqlAdaptiveExecutionUpdate,
+            Event::SqlAdaptiveMetricUpdates(_) => Kind::SqlAdaptiveMetricUpdates,
+            Event::DriverAccumUpdates(_) => Kind::DriverAccumUpdates,
+            Event::BlockManagerAdded(_) => Kind::BlockManagerAdded,
+            Event::BlockManagerRemoved(_) => Kind::BlockManagerRemoved,
+            Event::ResourceProfileAdded(_) => Kind::ResourceProfileAdded,
+            Event::DbcMetadata(_) => Kind::DbcMetadata,
+        }
+    }
 }
 
 /// The outcome of looking at one line.
@@ -1053,15 +1086,15 @@ pub fn parse_line_with(line: &[u8], accumulables: bool) -> Result<Parsed<'_>, St
         Kind::TaskStart => Event::TaskStart(parse_task_start(trimmed)?),
         Kind::StageExecutorMetrics => Event::StageExecutorMetrics(de(trimmed)?),
         Kind::LogStart => Event::LogStart(de(trimmed)?),
-        Kind::ApplicationStart => Event::ApplicationStart(de(trimmed)?),
+        Kind::ApplicationStart => Event::ApplicationStart(Box::new(de(trimmed)?)),
         Kind::ApplicationEnd => Event::ApplicationEnd(de(trimmed)?),
         Kind::EnvironmentUpdate => Event::EnvironmentUpdate(Box::new(de(trimmed)?)),
-        Kind::ExecutorAdded => Event::ExecutorAdded(de(trimmed)?),
-        Kind::ExecutorRemoved => Event::ExecutorRemoved(de(trimmed)?),
-        Kind::JobStart => Event::JobStart(de(trimmed)?),
-        Kind::JobEnd => Event::JobEnd(de(trimmed)?),
-        Kind::StageSubmitted => Event::StageSubmitted(de(trimmed)?),
-        Kind::StageCompleted => Event::StageCompleted(de(trimmed)?),
+        Kind::ExecutorAdded => Event::ExecutorAdded(Box::new(de(trimmed)?)),
+        Kind::ExecutorRemoved => Event::ExecutorRemoved(Box::new(de(trimmed)?)),
+        Kind::JobStart => Event::JobStart(Box::new(de(trimmed)?)),
+        Kind::JobEnd => Event::JobEnd(Box::new(de(trimmed)?)),
+        Kind::StageSubmitted => Event::StageSubmitted(Box::new(de(trimmed)?)),
+        Kind::StageCompleted => Event::StageCompleted(Box::new(de(trimmed)?)),
         Kind::SqlExecutionStart => Event::SqlExecutionStart(Box::new(de(trimmed)?)),
         Kind::SqlExecutionEnd => Event::SqlExecutionEnd(de(trimmed)?),
         Kind::SqlAdaptiveExecutionUpdate => {
@@ -1069,9 +1102,9 @@ pub fn parse_line_with(line: &[u8], accumulables: bool) -> Result<Parsed<'_>, St
         }
         Kind::SqlAdaptiveMetricUpdates => Event::SqlAdaptiveMetricUpdates(de(trimmed)?),
         Kind::DriverAccumUpdates => Event::DriverAccumUpdates(de(trimmed)?),
-        Kind::BlockManagerAdded => Event::BlockManagerAdded(de(trimmed)?),
-        Kind::BlockManagerRemoved => Event::BlockManagerRemoved(de(trimmed)?),
-        Kind::ResourceProfileAdded => Event::ResourceProfileAdded(de(trimmed)?),
+        Kind::BlockManagerAdded => Event::BlockManagerAdded(Box::new(de(trimmed)?)),
+        Kind::BlockManagerRemoved => Event::BlockManagerRemoved(Box::new(de(trimmed)?)),
+        Kind::ResourceProfileAdded => Event::ResourceProfileAdded(Box::new(de(trimmed)?)),
         Kind::DbcMetadata => Event::DbcMetadata(de(trimmed)?),
     };
     Ok(Parsed::Event(name, ev))
@@ -1080,6 +1113,34 @@ pub fn parse_line_with(line: &[u8], accumulables: bool) -> Result<Parsed<'_>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A task's start or end (most lines) moves as a few words, not as the largest event.
+    #[test]
+    fn events_move_as_a_few_words() {
+        assert!(
+            std::mem::size_of::<Event>() <= 56,
+            "{}",
+            std::mem::size_of::<Event>()
+        );
+    }
+
+    /// An event's kind is the one its name gives, for every kind a real log holds.
+    #[test]
+    fn an_events_kind_is_its_names() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/sample/local-1796393658133.zstd"
+        );
+        let text = zstd::decode_all(std::fs::File::open(path).unwrap()).unwrap();
+        let mut kinds = std::collections::HashSet::new();
+        for line in text.split(|&b| b == b'\n') {
+            if let Ok(Parsed::Event(name, e)) = parse_line(line) {
+                assert_eq!(Kind::from_name(&name), Some(e.kind()));
+                kinds.insert(e.kind());
+            }
+        }
+        assert!(kinds.len() >= 12, "{kinds:?}");
+    }
 
     #[test]
     fn numbers_as_strings_and_numbers() {

@@ -508,9 +508,9 @@ mod tests {
     }
 
     /// A zstd log with Spark's window or a wider one, decoded straight into the chunk buffers,
-    /// reads as the same log through the streaming decoder (a window wider than it takes) and as its plain
-    /// text, table for table and row for row; a zstd file of other text is not an event log,
-    /// and one with nothing in it an empty log.
+    /// reads as the same log through the streaming decoder (a window wider than it takes) and
+    /// as its plain text, table for table and row for row; a zstd file of other text is not an
+    /// event log, and one with nothing in it an empty log.
     #[test]
     fn zstd_logs_read_as_their_text() {
         use std::io::Write;

@@ -204,9 +204,8 @@ fn parse_chunk(c: &Chunk, accumulables: bool) -> ParsedChunk {
             Ok(Parsed::Event(name, e)) => {
                 count(&mut out.counts, &name, true);
                 // the fields aether does not read, sampled once per event kind and chunk
-                if let Some(kind) = events::Kind::from_name(&name)
-                    && !sampled.contains(&kind)
-                {
+                let kind = e.kind();
+                if !sampled.contains(&kind) {
                     sampled.push(kind);
                     let event = String::from_utf8_lossy(&name).into_owned();
                     for f in events::ignored_fields(line, kind) {

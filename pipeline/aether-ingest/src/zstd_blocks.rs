@@ -9,7 +9,7 @@
 //! moved its history on. Frames whose window is larger than [`MAX_DIRECT_WINDOW`] at the start
 //! of a part go through the streaming decoder instead (`read::open_part` decides).
 
-use crate::chunks::{Chunk, Pool, whole_lines};
+use crate::chunks::{Chunk, Pool};
 use crate::codec::read_full;
 use std::ffi::{CStr, c_int, c_void};
 use std::io::{self, Read};
@@ -129,11 +129,10 @@ pub(crate) fn chunk_lines(
     let mut header: Vec<u8> = Vec::new();
     let mut in_frame = false;
 
-    // The whole lines decoded so far, then the error.
-    let fail = |e: io::Error, buf: Vec<u8>, f: &mut dyn FnMut(Chunk) -> bool| {
-        let filled = buf.len();
-        if let Some(c) = whole_lines(part, buf, filled) {
-            f(c);
+    // The whole lines decoded so far (in chunks, as any buffer), then the error.
+    let fail = |e: io::Error, buf: Vec<u8>, mut f: &mut dyn FnMut(Chunk) -> bool| {
+        if let Some(p) = memchr::memrchr(b'\n', &buf) {
+            hand_on(part, Arc::new(buf), p + 1, false, chunk, &mut f);
         }
         Err(e)
     };

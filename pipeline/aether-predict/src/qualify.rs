@@ -143,7 +143,8 @@ struct SessionFacts {
     gpu_nodes: HashMap<String, Vec<Row>>,
     streaming: HashMap<String, Vec<Row>>,
     unsupported: HashMap<String, Vec<Row>>,
-    features: HashMap<String, Vec<qualx::FeatureRow>>,
+    /// Every app's feature rows (one per SQL), in the order read.
+    features: Vec<qualx::FeatureRow>,
     /// The predictions of every app's features ([`SessionFacts::predict`]).
     predictions: HashMap<String, Vec<SqlPrediction>>,
     spill: HashMap<String, Vec<Row>>,
@@ -203,18 +204,13 @@ impl SessionFacts {
             let (ctx, platform) = (ctx.clone(), o.platform.clone());
             tokio::spawn(async move { qualx::feature_rows(&ctx, &names, &platform).await })
         };
-        let mut by_app: HashMap<String, Vec<qualx::FeatureRow>> = HashMap::new();
-        let (apps, props) = (joined(apps).await?, joined(props).await?);
-        for r in joined(features).await? {
-            by_app.entry(r.app_id.clone()).or_default().push(r);
-        }
         Ok(SessionFacts {
-            apps,
-            props,
+            apps: joined(apps).await?,
+            props: joined(props).await?,
             gpu_nodes: joined(gpu_nodes).await?,
             streaming: joined(streaming).await?,
             unsupported: joined(unsupported).await?,
-            features: by_app,
+            features: joined(features).await?,
             predictions: HashMap::new(),
             spill: joined(spill).await?,
             heap: joined(heap).await?,
@@ -231,7 +227,7 @@ impl SessionFacts {
             gpu_nodes: HashMap::new(),
             streaming: HashMap::new(),
             unsupported: HashMap::new(),
-            features: HashMap::new(),
+            features: Vec::new(),
             predictions: HashMap::new(),
             spill: HashMap::new(),
             heap: HashMap::new(),
@@ -241,18 +237,15 @@ impl SessionFacts {
 
     /// Predict the features of every app at once: one call of the booster for the session
     /// (it spreads the rows over the cores) instead of one per app, each of which set the
-    /// booster up again. Each row's prediction is the row's alone.
+    /// booster up again. Each row's prediction is the row's alone; they are grouped by app
+    /// here, each app's in the order its rows were read.
     fn predict(&mut self, model: &std::sync::Mutex<Model>) -> Result<()> {
-        let mut apps = Vec::with_capacity(self.features.len());
-        let mut rows = Vec::new();
-        for (key, r) in self.features.drain() {
-            apps.push((key, r.len()));
-            rows.extend(r);
-        }
-        let mut preds = qualx::predict_sqls(&*lock(model)?, rows)?.into_iter();
-        for (key, n) in apps {
+        let rows = std::mem::take(&mut self.features);
+        for p in qualx::predict_sqls(&*lock(model)?, rows)? {
             self.predictions
-                .insert(key, preds.by_ref().take(n).collect());
+                .entry(p.row.app_id.clone())
+                .or_default()
+                .push(p);
         }
         Ok(())
     }

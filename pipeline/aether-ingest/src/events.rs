@@ -761,16 +761,24 @@ impl Kind {
     }
 }
 
-/// The top-level fields of an event line that aether does not read (for `ignored_fields`).
+/// The top-level fields of an event line that aether does not read (for `ignored_fields`),
+/// sorted, each once. The keys are read in place, the values jumped over; serde reads the line
+/// when that is unsure (and gives none for a line that is not JSON).
 pub fn ignored_fields(line: &[u8], kind: Kind) -> Vec<String> {
-    let Ok(map) = serde_json::from_slice::<std::collections::BTreeMap<String, IgnoredAny>>(line)
-    else {
-        return Vec::new();
+    let mut keys: Vec<String> = match crate::fast::keys_of(line) {
+        Some(keys) => keys.into_iter().map(String::from).collect(),
+        None => {
+            match serde_json::from_slice::<std::collections::BTreeMap<String, IgnoredAny>>(line) {
+                Ok(map) => map.into_keys().collect(),
+                Err(_) => return Vec::new(),
+            }
+        }
     };
+    keys.sort_unstable();
+    keys.dedup();
     let known = kind.fields();
-    map.into_keys()
-        .filter(|k| k != "Event" && !known.contains(&k.as_str()))
-        .collect()
+    keys.retain(|k| k != "Event" && !known.contains(&k.as_str()));
+    keys
 }
 
 /// One parsed event, owning its data (so parsing and applying can run on different threads).
@@ -1518,6 +1526,43 @@ mod utf8_tests {
             ignored_fields(line, Kind::JobEnd),
             vec!["Brand New".to_string()]
         );
+        // read in place or by serde (an escaped key), the same fields, sorted, each once; none
+        // from a line that is not JSON
+        let line = br#"{"Event":"SparkListenerJobEnd","Zeta":[1,{"a":[2]}],"Job ID":1,"Alpha":{"b":"}"},"Zeta":null}"#;
+        assert_eq!(ignored_fields(line, Kind::JobEnd), ["Alpha", "Zeta"]);
+        let escaped =
+            br#"{"Event":"SparkListenerJobEnd","Zeta":1,"Job ID":1,"Al\u0070ha":2,"Zeta":3}"#;
+        assert!(crate::fast::keys_of(escaped).is_none());
+        assert_eq!(ignored_fields(escaped, Kind::JobEnd), ["Alpha", "Zeta"]);
+        assert!(
+            ignored_fields(
+                br#"{"Event":"SparkListenerJobEnd","Job ID":1,"#,
+                Kind::JobEnd
+            )
+            .is_empty()
+        );
+    }
+
+    /// On every line of real logs, the fields read in place are the ones serde finds.
+    #[test]
+    fn ignored_fields_read_in_place_as_serde_reads_them() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/sample");
+        let mut lines = 0;
+        for log in ["local-1796393658133.zstd", "local-1796009839341.zstd"] {
+            let f = std::fs::File::open(format!("{dir}/{log}")).unwrap();
+            let text = zstd::decode_all(f).unwrap();
+            for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                let serde: std::collections::BTreeMap<String, IgnoredAny> =
+                    serde_json::from_slice(line).unwrap();
+                let serde: Vec<&str> = serde.keys().map(String::as_str).collect();
+                let mut fast = crate::fast::keys_of(line).expect("read in place");
+                fast.sort_unstable();
+                fast.dedup();
+                assert_eq!(fast, serde);
+                lines += 1;
+            }
+        }
+        assert!(lines > 250, "{lines} lines");
     }
 
     #[test]

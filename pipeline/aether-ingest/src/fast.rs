@@ -213,7 +213,7 @@ impl<'a> Cur<'a> {
 
     /// Walk an object, calling `f` with each key (raw bytes, unescaped keys only) positioned
     /// at its value; `f` must consume the value.
-    fn object(&mut self, mut f: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
+    fn object(&mut self, mut f: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         if self.eat(b'}').is_some() {
             return Some(());
@@ -544,6 +544,20 @@ const TASK_END: &[&[u8]] = &[
 /// The name of the one executor metric read.
 static TOTAL_GC_TIME: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"TotalGCTime\""));
+
+/// The keys of the JSON object `line`, in order, repeats included, as text; its values are
+/// skipped (nested objects by a structural scan). `None` when unsure: an escaped key, a key
+/// that is not UTF-8, or anything but one object up to the end (the caller asks serde).
+pub fn keys_of(line: &[u8]) -> Option<Vec<&str>> {
+    let mut c = Cur { b: line, i: 0 };
+    let mut keys = Vec::new();
+    c.object(|c, k| {
+        keys.push(std::str::from_utf8(k).ok()?);
+        c.skip()
+    })?;
+    c.ws();
+    (c.i == line.len()).then_some(keys)
+}
 
 /// Where the value of the TotalGCTime key in `obj`, a `Task Executor Metrics` object, starts:
 /// `Some(None)` when the object has no such key, `None` when unsure (an escape anywhere, an

@@ -284,6 +284,11 @@ struct MetricDef {
     metric_type: Option<String>,
 }
 
+/// A map keyed by ids the log gives (executors, jobs, stages, SQLs, accumulators), looked up once
+/// or more per task: hashed with foldhash (seeded per process) rather than SipHash, whose cost
+/// showed in profiles (an accumulator's every update is a lookup).
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Everything read from one application attempt, ready to become table rows.
 #[derive(Default)]
 pub struct AppState {
@@ -304,27 +309,27 @@ pub struct AppState {
     /// ([`crate::TASK_ACCUMULABLE_TABLES`]) are left out.
     pub skip_task_accumulables: bool,
     executors: Vec<ExecRow>,
-    exec_idx: HashMap<String, usize>,
+    exec_idx: Map<String, usize>,
     jobs: Vec<JobRow>,
-    job_idx: HashMap<i64, usize>,
+    job_idx: Map<i64, usize>,
     stages: Vec<StageRow>,
-    stage_idx: HashMap<(i64, i64), usize>,
+    stage_idx: Map<(i64, i64), usize>,
     tasks: Tasks,
     sqls: Vec<SqlRow>,
-    sql_idx: HashMap<i64, usize>,
+    sql_idx: Map<i64, usize>,
     plan_nodes: Vec<PlanNodeRow>,
     metric_defs: Vec<MetricDef>,
     plans: Vec<PlanGraph>,
-    accum_task: HashMap<i64, AccAgg>,
+    accum_task: Map<i64, AccAgg>,
     /// GPU task metrics by (stage, metric): samples, sum, max, min, sum of squares, and the
     /// accumulator the tasks updated (for the value StageCompleted lists)
     gpu_metrics: std::collections::BTreeMap<(i64, u8), GpuStat>,
     /// driver-side updates by (accumulator, SQL execution), in event order
-    accum_driver: HashMap<(i64, i64), Vec<i64>>,
+    accum_driver: Map<(i64, i64), Vec<i64>>,
     resource_profiles: Vec<ResourceProfileRow>,
     dbc_spark_version: Option<String>,
     props: Properties,
-    event_counts: HashMap<String, (bool, i64)>,
+    event_counts: Map<String, (bool, i64)>,
     ignored_fields: std::collections::BTreeMap<(String, String), i64>,
 }
 

@@ -1122,6 +1122,19 @@ pub fn parse_line_with(line: &[u8], accumulables: bool) -> Result<Parsed<'_>, St
 mod tests {
     use super::*;
 
+    /// The non-empty lines of a bundled sample log (`datasets/sample/<name>`, zstd).
+    pub(super) fn sample_lines(name: &str) -> Vec<Vec<u8>> {
+        let path = format!(
+            "{}/../../datasets/sample/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = zstd::decode_all(std::fs::File::open(&path).expect(&path)).expect(&path);
+        text.split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
     /// A task's start or end (most lines) moves as a few words, not as the largest event.
     #[test]
     fn events_move_as_a_few_words() {
@@ -1135,14 +1148,9 @@ mod tests {
     /// An event's kind is the one its name gives, for every kind a real log holds.
     #[test]
     fn an_events_kind_is_its_names() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/sample/local-1796393658133.zstd"
-        );
-        let text = zstd::decode_all(std::fs::File::open(path).unwrap()).unwrap();
         let mut kinds = std::collections::HashSet::new();
-        for line in text.split(|&b| b == b'\n') {
-            if let Ok(Parsed::Event(name, e)) = parse_line(line) {
+        for line in sample_lines("local-1796393658133.zstd") {
+            if let Ok(Parsed::Event(name, e)) = parse_line(&line) {
                 assert_eq!(Kind::from_name(&name), Some(e.kind()));
                 kinds.insert(e.kind());
             }
@@ -1546,16 +1554,13 @@ mod utf8_tests {
     /// On every line of real logs, the fields read in place are the ones serde finds.
     #[test]
     fn ignored_fields_read_in_place_as_serde_reads_them() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/sample");
         let mut lines = 0;
         for log in ["local-1796393658133.zstd", "local-1796009839341.zstd"] {
-            let f = std::fs::File::open(format!("{dir}/{log}")).unwrap();
-            let text = zstd::decode_all(f).unwrap();
-            for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            for line in super::tests::sample_lines(log) {
                 let serde: std::collections::BTreeMap<String, IgnoredAny> =
-                    serde_json::from_slice(line).unwrap();
+                    serde_json::from_slice(&line).unwrap();
                 let serde: Vec<&str> = serde.keys().map(String::as_str).collect();
-                let mut fast = crate::fast::keys_of(line).expect("read in place");
+                let mut fast = crate::fast::keys_of(&line).expect("read in place");
                 fast.sort_unstable();
                 fast.dedup();
                 assert_eq!(fast, serde);

@@ -28,7 +28,9 @@ moto's EMR and S3 (in-process, on 127.0.0.1) plus what moto does not do:
 - `GET /_emulator/state`: every call counted per operation, the clusters, their steps and the
   step processes still alive; `POST /_emulator/layout` `{"layout": "rolling"}`; `POST
   /_emulator/steps` `{"mode": "fail" | "hang", "count": 1}`; `POST /_emulator/clear_faults` `{}`: the next steps fail as if Spark ran
-  out of memory, or never finish.
+  out of memory, or never finish; `{"mode": "replay", "event_log": PATH, "sleep_s": N}`: the
+  next step runs N seconds and completes with that real event log as its own (no Spark
+  started: quick steps whose figures are known).
 
 EMR on EKS (moto's `emr-containers`: virtual clusters and job runs exist, but runs stay RUNNING
 forever, a reused client token makes a second run and RAPIDS release labels are rejected): here
@@ -328,7 +330,8 @@ class Emulator:
                 OPTS["layout"] = body["layout"]
                 return json_ok(start_response, OPTS)
             if what == "steps":
-                OPTS["step_modes"] += [body["mode"]] * int(body.get("count", 1))
+                mode = {k: v for k, v in body.items() if k != "count"}
+                OPTS["step_modes"] += [mode] * int(body.get("count", 1))
                 return json_ok(start_response, OPTS)
             if what == "state":
                 return json_ok(start_response, state())
@@ -496,8 +499,13 @@ def launch(key, args, work, app_id, note, **run):
            "--conf", "spark.eventLog.enabled=true",
            "--conf", f"spark.eventLog.dir=file://{events}",
            "--conf", "spark.ui.enabled=false"] + args
-    mode = OPTS["step_modes"].pop(0) if OPTS["step_modes"] else None
-    if mode == "fail":
+    entry = OPTS["step_modes"].pop(0) if OPTS["step_modes"] else {}
+    mode = entry.get("mode")
+    if mode == "replay":
+        # Spark's part played by a real event log: the step runs `sleep_s`, then "writes" it
+        cmd = ["sh", "-c", 'sleep "$1"; cp "$2" "$3/"', "sh", str(entry.get("sleep_s", 1)),
+               entry["event_log"], events]
+    elif mode == "fail":
         cmd = ["sh", "-c", "echo 'Exception in thread \"main\" java.lang.OutOfMemoryError: "
                "Java heap space (injected by the EMR emulator)' >&2; exit 1"]
     elif mode == "hang":

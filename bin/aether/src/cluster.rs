@@ -2,7 +2,7 @@
 //! settings choose (`aether_workflow::cluster`, `aether_workflow::submit`).
 
 use crate::workflow::{TargetArgs, WsArgs, id, stopped};
-use aether_platform::{ClusterInfo, StepState};
+use aether_platform::StepState;
 use aether_workflow::RunOn;
 use aether_workflow::cluster::{self, CreateOpts};
 use aether_workflow::submit::{self, SubmitRequest, Submitted};
@@ -48,20 +48,31 @@ enum ClusterAction {
         #[arg(long)]
         apply: bool,
     },
-    /// The clusters of the platform.
+    /// aether's clusters (state, age, cost so far), the history reconciled; --all: all.
     #[command(after_help = "Example: aether cluster list")]
-    List,
+    List {
+        /// Also the platform's clusters aether did not make.
+        #[arg(long)]
+        all: bool,
+    },
     /// One cluster.
     #[command(after_help = "Example: aether cluster describe --cluster_id j-2AXXXXXXGAPLF")]
     Describe {
         #[arg(long = "cluster_id", alias = "cluster-id")]
         cluster_id: String,
     },
-    /// Terminate a cluster (its running steps are cancelled).
+    /// Terminate a cluster (its running steps are cancelled), or aether's idle ones.
     #[command(after_help = "Example: aether cluster terminate --cluster_id j-2AXXXXXXGAPLF")]
     Terminate {
-        #[arg(long = "cluster_id", alias = "cluster-id")]
-        cluster_id: String,
+        #[arg(
+            long = "cluster_id",
+            alias = "cluster-id",
+            required_unless_present = "all_idle"
+        )]
+        cluster_id: Option<String>,
+        /// Every cluster aether made that is idle (WAITING, no run of the history open on it).
+        #[arg(long = "all_idle", alias = "all-idle")]
+        all_idle: bool,
     },
     /// Run a Ballista scheduler with aether's functions, for cross-log SQL over a fleet
     /// warehouse (`aether sql --cluster df://HOST:PORT`): `aether-cluster scheduler ARGS`
@@ -114,17 +125,6 @@ pub struct SubmitArgs {
     timeout_s: u64,
 }
 
-fn print_cluster(c: &ClusterInfo) {
-    println!(
-        "{}\t{}\t{}\t{}\t{}",
-        c.cluster_id,
-        c.backend,
-        c.state.as_str(),
-        c.spec.name,
-        c.state_reason.as_deref().unwrap_or("")
-    );
-}
-
 pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
     match a.action {
         ClusterAction::Scheduler { args } => return crate::fleet::cluster_role("scheduler", args),
@@ -133,9 +133,11 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
     }
     let ws = a.ws.open_stoppable()?;
     let platform = match &a.action {
-        ClusterAction::Describe { cluster_id } | ClusterAction::Terminate { cluster_id } => {
-            ws.platform_of_cluster(cluster_id)?
-        }
+        ClusterAction::Describe { cluster_id }
+        | ClusterAction::Terminate {
+            cluster_id: Some(cluster_id),
+            ..
+        } => ws.platform_of_cluster(cluster_id)?,
         _ => ws.platform()?,
     };
     match a.action {
@@ -158,12 +160,8 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 .ok_or_else(|| anyhow!("--cluster_shape_id is needed to size the capacity"))?;
             let w = aether_workflow::eks::write_capacity(&ws, shape, output, apply)?;
             eprint!("{}", aether_platform::karpenter::PREREQUISITES);
-            for p in &w.files {
-                println!("{}", p.display());
-            }
-            for u in &w.uploaded {
-                println!("{u}");
-            }
+            w.files.iter().for_each(|p| println!("{}", p.display()));
+            w.uploaded.iter().for_each(|u| println!("{u}"));
             eprintln!(
                 "(no platform.emr_eks.virtual_cluster_id: the capacity is written; runs need the \
                  virtual cluster they go to)"
@@ -190,14 +188,13 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 apply,
             };
             match cluster::create(&ws, b.as_ref(), platform, &mut h, &o)? {
-                Ok(c) => print_cluster(&c),
+                Ok(c) => println!("{}", cluster::info_line(&c)),
                 Err(sig) => return Ok(stopped(sig)),
             }
         }
-        ClusterAction::List => {
-            for c in ws.runtime().block_on(ws.backend(platform)?.list())? {
-                print_cluster(&c);
-            }
+        ClusterAction::List { all } => {
+            let listed = cluster::list(&ws, ws.backend(platform)?.as_ref(), all)?;
+            listed.iter().for_each(|l| println!("{}", l.line()));
         }
         ClusterAction::Describe { cluster_id } => {
             let c = ws
@@ -205,9 +202,15 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 .block_on(ws.backend(platform)?.describe(&cluster_id))?;
             println!("{}", serde_json::to_string_pretty(&c)?);
         }
-        ClusterAction::Terminate { cluster_id } => {
+        ClusterAction::Terminate { cluster_id, .. } => {
             let b = ws.backend(platform)?;
-            print_cluster(&cluster::terminate(&ws, b.as_ref(), &cluster_id)?);
+            let ended = match cluster_id {
+                Some(id) => vec![cluster::terminate(&ws, b.as_ref(), &id)?],
+                None => cluster::terminate_idle(&ws, b.as_ref())?,
+            };
+            for c in &ended {
+                println!("{}", cluster::info_line(c));
+            }
         }
         ClusterAction::Scheduler { .. } | ClusterAction::Executor { .. } => {}
     }

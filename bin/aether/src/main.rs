@@ -103,11 +103,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// `history check`: reconcile the history with the platforms; what changed, what is open.
+    #[command(after_help = "Example: aether history check --since 7d")]
+    History {
+        #[command(flatten)]
+        ws: workflow::WsArgs,
+        #[command(subcommand)]
+        action: HistoryAction,
+    },
     /// Read and change the settings file (~/.aether/config.toml).
     ///
     /// Read and change the settings file (~/.aether/config.toml, $AETHER_HOME/config.toml, or
     /// --config FILE).
     Config(ConfigArgs),
+}
+
+#[derive(Subcommand)]
+enum HistoryAction {
+    /// Reconcile the history now; what reconciliation changed, what is still open and why,
+    /// the job locks, the database's integrity (exit 1 when a platform could not be asked).
+    Check {
+        /// The period back from now whose changes are listed: 7d, 24h, 90m, 2w.
+        #[arg(long, default_value = "7d")]
+        since: String,
+        #[arg(long, help = "As JSON.")]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -390,16 +411,8 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             platform,
         } => {
             let t = aether_workflow::model::train(&pairs, &out, rounds, &platform)?;
-            for w in &t.warnings {
-                eprintln!("warning: {w}");
-            }
-            println!(
-                "trained on {} SQL executions from {} pairs ({} skipped), {rounds} rounds: {}",
-                t.rows,
-                t.pairs,
-                t.warnings.len(),
-                out.display()
-            );
+            t.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
+            println!("{}", t.summary(rounds, &out));
         }
         ModelAction::Evaluate {
             pairs,
@@ -409,22 +422,10 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
         } => {
             let (ev, warnings) =
                 aether_workflow::model::evaluate(&pairs, model.as_deref(), &platform)?;
-            for w in &warnings {
-                eprintln!("warning: {w}");
-            }
-            let batch = aether_predict::report::evaluation(&ev)?;
-            let text = aether_engine::render(
-                &batch.schema(),
-                std::slice::from_ref(&batch),
-                format.into(),
-            )?;
-            println!("{}", text.trim_end());
-            eprintln!(
-                "{} SQL executions: MAPE {:.1} %, duration-weighted {:.1} %",
-                ev.sqls.len(),
-                100.0 * ev.mape,
-                100.0 * ev.weighted_mape
-            );
+            warnings.iter().for_each(|w| eprintln!("warning: {w}"));
+            let (table, summary) = aether_workflow::model::evaluation_text(&ev, format.into())?;
+            println!("{table}");
+            eprintln!("{summary}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -939,6 +940,14 @@ fn main() -> ExitCode {
         Command::Tune(a) => tune::cmd_tune(a),
         Command::Validate(a) => validate::cmd_validate(a),
         Command::Run(a) => run::cmd_run(a),
+        Command::History {
+            ws,
+            action: HistoryAction::Check { since, json },
+        } => (|| {
+            let c = aether_workflow::reconcile::check(&ws.open()?, &since)?;
+            print!("{}", c.text(json)?);
+            Ok(ExitCode::from(u8::from(!c.ok())))
+        })(),
         Command::Doctor { ws, shape_id, json } => (|| {
             let d = aether_workflow::doctor::doctor(&ws.open()?, shape_id)?;
             println!("{}", d.render(json)?);

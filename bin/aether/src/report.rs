@@ -102,8 +102,11 @@ enum ReportAction {
     },
 }
 
+/// The history, reconciled first (a report never shows a run RUNNING whose step ended).
 fn history(ws: &Workspace) -> Result<(History, PathBuf)> {
-    Ok((ws.history()?, ws.settings.history_db()))
+    let mut h = ws.history()?;
+    aether_workflow::reconcile::reconcile(ws, &mut h, aether_workflow::reconcile::Scope::All)?;
+    Ok((h, ws.settings.history_db()))
 }
 
 fn form_of(path: &Path, default: Form) -> Form {

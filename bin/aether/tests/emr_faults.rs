@@ -8,11 +8,11 @@
 
 mod common;
 
-use common::{Emulator, err, out};
+use common::{Emulator, err, out, wait_until};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -116,17 +116,6 @@ fn runs(s: &Setup) -> Vec<(String, Option<String>, Option<String>)> {
 
 fn clusters_in(st: &serde_json::Value) -> usize {
     st["clusters"].as_object().unwrap().len()
-}
-
-fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(
-            t.elapsed() < Duration::from_secs(secs),
-            "{what}: not within {secs} s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 #[test]

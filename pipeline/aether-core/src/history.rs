@@ -172,6 +172,34 @@ const MIGRATIONS: &[&str] = &[
          published_ms    INTEGER NOT NULL,
          PRIMARY KEY (run_id, namespace, metric)
      );",
+    // 6: crash safety. A run or cluster is recorded before the call that makes it (its token:
+    // the step's name, the cluster's request token) by its owner (the process that follows
+    // it: host:pid:start); `intent` names a call asked and not yet answered (create,
+    // terminate, cancel). One writer per job (job_locks). What reconciliation changed.
+    "ALTER TABLE runs ADD COLUMN token TEXT;
+     ALTER TABLE runs ADD COLUMN tune_id INTEGER REFERENCES tune_sessions(tune_id);
+     ALTER TABLE runs ADD COLUMN owner TEXT;
+     ALTER TABLE runs ADD COLUMN intent TEXT;
+     CREATE INDEX runs_status ON runs(status);
+     ALTER TABLE clusters ADD COLUMN owner TEXT;
+     ALTER TABLE clusters ADD COLUMN intent TEXT;
+     CREATE TABLE job_locks (
+         job_id   INTEGER PRIMARY KEY REFERENCES jobs(job_id),
+         owner    TEXT NOT NULL,
+         command  TEXT NOT NULL,
+         since_ms INTEGER NOT NULL
+     );
+     CREATE TABLE reconciliations (
+         reconciliation_id INTEGER PRIMARY KEY,
+         at_ms     INTEGER NOT NULL,
+         kind      TEXT NOT NULL,
+         target    TEXT NOT NULL,
+         job_id    INTEGER,
+         before    TEXT NOT NULL,
+         after     TEXT NOT NULL,
+         reason    TEXT NOT NULL
+     );
+     CREATE INDEX reconciliations_at ON reconciliations(at_ms);",
 ];
 
 /// The schema version this aether writes.
@@ -179,8 +207,8 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// An open job history.
 pub struct History {
-    conn: Connection,
-    path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
 }
 
 /// The CPU run of a job.
@@ -290,7 +318,8 @@ pub struct Run {
     pub cluster_id: Option<String>,
     pub step_id: Option<String>,
     pub config_id: Option<i64>,
-    /// RUNNING, COMPLETED, FAILED, CANCELLED, INTERRUPTED, TIMED_OUT.
+    /// SUBMITTING (recorded, the step being made), PENDING, RUNNING, COMPLETED, FAILED,
+    /// CANCELLED, INTERRUPTED, TIMED_OUT, LOST (the platform no longer knows its step).
     pub status: String,
     pub start_ms: Option<i64>,
     pub end_ms: Option<i64>,
@@ -300,7 +329,19 @@ pub struct Run {
     pub failure_reason: Option<String>,
     pub driver_log: Option<String>,
     pub details: serde_json::Value,
+    /// How the run is found again on the platform when its id was never recorded: the step's
+    /// name (EMR), the job run's name and client token (EMR on EKS), the local step's name.
+    pub token: Option<String>,
+    /// The tune session it is an iteration of, if any.
+    pub tune_id: Option<i64>,
+    /// The process that follows it (`host:pid:start`, [`crate::owner`]).
+    pub owner: Option<String>,
+    /// A call asked and not yet answered (`cancel`).
+    pub intent: Option<String>,
 }
+
+/// Run statuses that may still change (the step is being made, waits or runs).
+pub const OPEN_RUN_STATUSES: &[&str] = &["SUBMITTING", "PENDING", "RUNNING"];
 
 /// One validation of a job, as `aether validate --aether_job_id` recorded it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -374,7 +415,7 @@ fn db_error(path: &Path, e: impl std::fmt::Display) -> HistoryError {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -419,13 +460,13 @@ impl History {
         Ok(h)
     }
 
-    fn err(&self, e: impl std::fmt::Display) -> HistoryError {
+    pub(crate) fn err(&self, e: impl std::fmt::Display) -> HistoryError {
         db_error(&self.path, e)
     }
 
     /// Run `f` in one transaction that holds the write lock from the start (`BEGIN IMMEDIATE`,
     /// waiting for another writer up to the busy timeout), committed when `f` succeeds.
-    fn write<T>(
+    pub(crate) fn write<T>(
         &mut self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T> {
@@ -645,7 +686,8 @@ impl History {
                                        info_json, created_ms, updated_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
                  ON CONFLICT (cluster_id) DO UPDATE SET state = excluded.state,
-                     info_json = excluded.info_json, updated_ms = excluded.updated_ms",
+                     info_json = excluded.info_json, updated_ms = excluded.updated_ms,
+                     intent = NULL",
                 params![
                     c.cluster_id,
                     c.backend,
@@ -668,8 +710,9 @@ impl History {
             let now = now_ms();
             tx.execute(
                 "INSERT INTO runs (job_id, kind, backend, cluster_id, step_id, config_id, status,
-                                   start_ms, details_json, created_ms, updated_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                                   start_ms, details_json, created_ms, updated_ms, token,
+                                   tune_id, owner, intent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     r.job_id,
                     r.kind,
@@ -680,7 +723,11 @@ impl History {
                     r.status,
                     r.start_ms,
                     r.details.to_string(),
-                    now
+                    now,
+                    r.token,
+                    r.tune_id,
+                    r.owner,
+                    r.intent
                 ],
             )?;
             Ok(tx.last_insert_rowid())
@@ -722,7 +769,8 @@ impl History {
             let n = tx.execute(
                 "UPDATE runs SET status = ?2, start_ms = COALESCE(?3, start_ms), end_ms = ?4,
                      duration_ms = ?5, cost_usd = ?6, event_log = ?7, failure_reason = ?8,
-                     driver_log = ?9, details_json = ?10, updated_ms = ?11
+                     driver_log = ?9, details_json = ?10, updated_ms = ?11, intent = NULL,
+                     step_id = COALESCE(step_id, ?12)
                  WHERE run_id = ?1",
                 params![
                     r.run_id,
@@ -735,7 +783,8 @@ impl History {
                     r.failure_reason,
                     r.driver_log,
                     r.details.to_string(),
-                    now_ms()
+                    now_ms(),
+                    r.step_id
                 ],
             )?;
             if n == 0 {
@@ -747,38 +796,59 @@ impl History {
 
     /// Every run of a job, oldest first.
     pub fn runs(&self, job_id: i64) -> Result<Vec<Run>> {
+        Ok(self
+            .runs_where("job_id = ?1", params![job_id])?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// The runs that match `cond` (SQL over the runs table), oldest first, each with its
+    /// last update's time.
+    pub(crate) fn runs_where(
+        &self,
+        cond: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<Vec<(Run, i64)>> {
         let mut st = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT run_id, job_id, kind, backend, cluster_id, step_id, config_id, status,
                         start_ms, end_ms, duration_ms, cost_usd, event_log, failure_reason,
-                        driver_log, details_json
-                 FROM runs WHERE job_id = ?1 ORDER BY run_id",
-            )
+                        driver_log, details_json, token, tune_id, owner, intent, updated_ms
+                 FROM runs WHERE {cond} ORDER BY run_id"
+            ))
             .map_err(|e| self.err(e))?;
         let rows = st
-            .query_map(params![job_id], |r| {
+            .query_map(args, |r| {
                 let d: Option<String> = r.get(15)?;
-                Ok(Run {
-                    run_id: r.get(0)?,
-                    job_id: r.get(1)?,
-                    kind: r.get(2)?,
-                    backend: r.get(3)?,
-                    cluster_id: r.get(4)?,
-                    step_id: r.get(5)?,
-                    config_id: r.get(6)?,
-                    status: r.get(7)?,
-                    start_ms: r.get(8)?,
-                    end_ms: r.get(9)?,
-                    duration_ms: r.get(10)?,
-                    cost_usd: r.get(11)?,
-                    event_log: r.get(12)?,
-                    failure_reason: r.get(13)?,
-                    driver_log: r.get(14)?,
-                    details: d
-                        .and_then(|d| serde_json::from_str(&d).ok())
-                        .unwrap_or_default(),
-                })
+                Ok((
+                    Run {
+                        run_id: r.get(0)?,
+                        job_id: r.get(1)?,
+                        kind: r.get(2)?,
+                        backend: r.get(3)?,
+                        cluster_id: r.get(4)?,
+                        step_id: r.get(5)?,
+                        config_id: r.get(6)?,
+                        status: r.get(7)?,
+                        start_ms: r.get(8)?,
+                        end_ms: r.get(9)?,
+                        duration_ms: r.get(10)?,
+                        cost_usd: r.get(11)?,
+                        event_log: r.get(12)?,
+                        failure_reason: r.get(13)?,
+                        driver_log: r.get(14)?,
+                        details: d
+                            .and_then(|d| serde_json::from_str(&d).ok())
+                            .unwrap_or_default(),
+                        token: r.get(16)?,
+                        tune_id: r.get(17)?,
+                        owner: r.get(18)?,
+                        intent: r.get(19)?,
+                    },
+                    r.get(20)?,
+                ))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
@@ -787,19 +857,11 @@ impl History {
 
     /// One run.
     pub fn run(&self, run_id: i64) -> Result<Option<Run>> {
-        let job: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT job_id FROM runs WHERE run_id = ?1",
-                params![run_id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        Ok(match job {
-            Some(j) => self.runs(j)?.into_iter().find(|r| r.run_id == run_id),
-            None => None,
-        })
+        Ok(self
+            .runs_where("run_id = ?1", params![run_id])?
+            .into_iter()
+            .next()
+            .map(|(r, _)| r))
     }
 
     /// A job's latest qualification.

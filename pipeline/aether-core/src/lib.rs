@@ -14,6 +14,8 @@ pub use config::{Config, ConfigError, ConfigFile, Platform, RunOn};
 pub mod history;
 
 pub use history::{History, HistoryError};
+pub mod intent;
+pub mod owner;
 pub mod table;
 
 /// Send `tracing` diagnostics to stderr, filtered by `AETHER_LOG` (e.g. `AETHER_LOG=debug`,

@@ -234,7 +234,7 @@ impl EmrBackend {
     }
 
     /// A step of the cluster named `name`, if any (the newest).
-    async fn find_step(&self, cluster_id: &str, name: &str) -> Result<Option<String>> {
+    async fn find_step_id(&self, cluster_id: &str, name: &str) -> Result<Option<String>> {
         let mut pages = self
             .client
             .list_steps()
@@ -245,6 +245,32 @@ impl EmrBackend {
             let page = page.map_err(|e| sdk("ListSteps", e))?;
             if let Some(s) = page.steps().iter().find(|s| s.name() == Some(name)) {
                 return Ok(s.id().map(String::from));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first cluster `req` lists that carries request token `token`.
+    async fn tagged(
+        &self,
+        req: aws_sdk_emr::operation::list_clusters::builders::ListClustersFluentBuilder,
+        token: &str,
+    ) -> Result<Option<ClusterInfo>> {
+        let mut pages = req.into_paginator().send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| sdk("ListClusters", e))?;
+            for c in page.clusters() {
+                let Some(id) = c.id() else { continue };
+                let info = self.describe(id).await?;
+                if info
+                    .spec
+                    .tags
+                    .get("aether:request-token")
+                    .map(String::as_str)
+                    == Some(token)
+                {
+                    return Ok(Some(info));
+                }
             }
         }
         Ok(None)
@@ -464,32 +490,21 @@ impl ClusterBackend for EmrBackend {
 
     /// The cluster a request token already made, if any (its tag on a cluster not yet ended).
     async fn find_by_token(&self, token: &str) -> Result<Option<ClusterInfo>> {
-        let mut pages = self
+        let req = self
             .client
             .list_clusters()
             .cluster_states(EmrState::Starting)
             .cluster_states(EmrState::Bootstrapping)
             .cluster_states(EmrState::Running)
-            .cluster_states(EmrState::Waiting)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| sdk("ListClusters", e))?;
-            for c in page.clusters() {
-                let Some(id) = c.id() else { continue };
-                let info = self.describe(id).await?;
-                if info
-                    .spec
-                    .tags
-                    .get("aether:request-token")
-                    .map(String::as_str)
-                    == Some(token)
-                {
-                    return Ok(Some(info));
-                }
-            }
-        }
-        Ok(None)
+            .cluster_states(EmrState::Waiting);
+        self.tagged(req, token).await
+    }
+
+    async fn find_created(&self, token: &str, since_ms: i64) -> Result<Option<ClusterInfo>> {
+        // every state, created since the intent (a minute of clock skew allowed)
+        let after = aws_sdk_emr::primitives::DateTime::from_millis(since_ms - 60_000);
+        self.tagged(self.client.list_clusters().created_after(after), token)
+            .await
     }
 
     async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo> {
@@ -662,7 +677,7 @@ impl ClusterBackend for EmrBackend {
                     Err(e) if attempt + 1 < SEND_ATTEMPTS && transient(&e) => {
                         attempt += 1;
                         tokio::time::sleep(backoff(attempt)).await;
-                        if let Some(id) = self.find_step(cluster_id, &step.name).await? {
+                        if let Some(id) = self.find_step_id(cluster_id, &step.name).await? {
                             break id;
                         }
                     }
@@ -683,6 +698,13 @@ impl ClusterBackend for EmrBackend {
                 failure_reason: None,
                 args,
             }))
+    }
+
+    async fn find_step(&self, cluster_id: &str, name: &str) -> Result<Option<StepInfo>> {
+        match self.find_step_id(cluster_id, name).await? {
+            Some(id) => Ok(Some(self.step(cluster_id, &id).await?)),
+            None => Ok(None),
+        }
     }
 
     async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo> {

@@ -551,6 +551,19 @@ impl ClusterBackend for EmrEksBackend {
         Ok(self.info(&l, Some(&state)))
     }
 
+    async fn find_created(
+        &self,
+        request_token: &str,
+        _since_ms: i64,
+    ) -> Result<Option<ClusterInfo>> {
+        if request_token.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.list().await?.into_iter().find(|c| {
+            c.spec.tags.get("aether:request-token").map(String::as_str) == Some(request_token)
+        }))
+    }
+
     async fn find_by_token(&self, request_token: &str) -> Result<Option<ClusterInfo>> {
         if request_token.is_empty() {
             return Ok(None);
@@ -733,6 +746,36 @@ impl ClusterBackend for EmrEksBackend {
             self.save(&l)?;
         }
         self.describe_run(cluster_id, &id).await
+    }
+
+    async fn find_step(&self, cluster_id: &str, name: &str) -> Result<Option<StepInfo>> {
+        let mut l = self.load(cluster_id)?;
+        let name = run_name(name);
+        let mut pages = self
+            .client
+            .list_job_runs()
+            .virtual_cluster_id(&l.virtual_cluster_id)
+            .name(&name)
+            .into_paginator()
+            .send();
+        let mut found = None;
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| sdk("ListJobRuns", e))?;
+            if let Some(r) = page
+                .job_runs()
+                .iter()
+                .find(|r| r.name() == Some(name.as_str()))
+            {
+                found = r.id().map(String::from);
+                break;
+            }
+        }
+        let Some(id) = found else { return Ok(None) };
+        if !l.runs.contains(&id) {
+            l.runs.push(id.clone());
+            self.save(&l)?;
+        }
+        Ok(Some(self.describe_run(cluster_id, &id).await?))
     }
 
     async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo> {

@@ -201,11 +201,25 @@ pub trait ClusterBackend: Send + Sync {
     /// The cluster a create with `request_token` made, if any and not yet ended (after an
     /// interrupted create: what to clean up).
     async fn find_by_token(&self, request_token: &str) -> Result<Option<ClusterInfo>>;
+    /// The cluster a create with `request_token` made since `since_ms`, whatever its state
+    /// (after a crash: to put on record a cluster whose create was never answered, also one
+    /// that has ended since).
+    async fn find_created(
+        &self,
+        request_token: &str,
+        since_ms: i64,
+    ) -> Result<Option<ClusterInfo>> {
+        let _ = since_ms;
+        self.find_by_token(request_token).await
+    }
     async fn describe(&self, cluster_id: &str) -> Result<ClusterInfo>;
     async fn list(&self) -> Result<Vec<ClusterInfo>>;
     /// Terminate a cluster (its running steps are cancelled).
     async fn terminate(&self, cluster_id: &str) -> Result<ClusterInfo>;
     async fn submit(&self, cluster_id: &str, step: &StepRequest) -> Result<StepInfo>;
+    /// The step of the cluster submitted as `name` (a [`StepRequest::name`], unique per run),
+    /// if any: how a run whose submit was never answered is found again.
+    async fn find_step(&self, cluster_id: &str, name: &str) -> Result<Option<StepInfo>>;
     async fn step(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo>;
     async fn cancel(&self, cluster_id: &str, step_id: &str) -> Result<StepInfo>;
     /// The step's Spark event log (a path or URL) once the step has written one.

@@ -34,6 +34,9 @@ pub struct LocalBackend {
 #[derive(Serialize, Deserialize)]
 struct StepFile {
     info: StepInfo,
+    /// The name it was submitted as (how a run whose submit was never recorded is found).
+    #[serde(default)]
+    name: Option<String>,
     /// Properties of the config left out of this run, and why.
     notes: Vec<String>,
 }
@@ -305,6 +308,44 @@ impl ClusterBackend for LocalBackend {
         Ok(info)
     }
 
+    async fn find_created(
+        &self,
+        request_token: &str,
+        _since_ms: i64,
+    ) -> Result<Option<ClusterInfo>> {
+        let t = self
+            .root
+            .join("tokens")
+            .join(request_token.replace('/', "_"));
+        match std::fs::read_to_string(&t) {
+            Ok(id) => Ok(Some(self.load_cluster(id.trim())?)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    async fn find_step(&self, cluster_id: &str, name: &str) -> Result<Option<StepInfo>> {
+        self.load_cluster(cluster_id)?;
+        let steps = self.cluster_dir(cluster_id).join("steps");
+        let Ok(rd) = std::fs::read_dir(&steps) else {
+            return Ok(None);
+        };
+        let mut found: Option<String> = None;
+        for e in rd.flatten() {
+            if let Some(id) = e.file_name().to_str()
+                && self
+                    .load_step(cluster_id, id)
+                    .is_ok_and(|f| f.name.as_deref() == Some(name))
+                && found.as_deref().is_none_or(|f| id > f)
+            {
+                found = Some(id.to_string());
+            }
+        }
+        match found {
+            Some(id) => Ok(Some(self.refresh(cluster_id, &id)?)),
+            None => Ok(None),
+        }
+    }
+
     async fn find_by_token(&self, request_token: &str) -> Result<Option<ClusterInfo>> {
         let t = self
             .root
@@ -430,6 +471,7 @@ impl ClusterBackend for LocalBackend {
             &dir.join("step.json"),
             &StepFile {
                 info: info.clone(),
+                name: Some(step.name.clone()),
                 notes: notes.clone(),
             },
         )?;
@@ -462,6 +504,7 @@ impl ClusterBackend for LocalBackend {
                     &dir.join("step.json"),
                     &StepFile {
                         info: info.clone(),
+                        name: Some(step.name.clone()),
                         notes,
                     },
                 )?;

@@ -5,7 +5,6 @@ use crate::cancel::Stop;
 use crate::workspace::Workspace;
 use aether_core::History;
 use aether_core::RunOn;
-use aether_core::history::ClusterRecord;
 use aether_platform::{ClusterBackend, ClusterInfo, ClusterSpec};
 use anyhow::{Context, Result, anyhow, bail};
 use std::time::Duration;
@@ -94,6 +93,16 @@ pub fn create(
     if platform == RunOn::Emr {
         upload_bootstrap(ws)?;
     }
+    // intent before action: the cluster is on record (by its request token) before it exists
+    h.intend_cluster(
+        &token,
+        b.name(),
+        spec.shape_id.as_deref(),
+        job_id,
+        &aether_core::owner::me(),
+        &serde_json::json!({ "spec": &spec }),
+    )?;
+    aether_core::owner::crash_point("create:before-call");
     let cancel = ws.cancel().clone();
     let made = rt.block_on(async {
         tokio::select! {
@@ -102,10 +111,33 @@ pub fn create(
         }
     });
     match made {
-        Ok(c) => {
-            let c = c?;
-            record(h, b, &c, job_id, Some(&token))?;
+        Ok(Ok(c)) => {
+            aether_core::owner::crash_point("create:after-answer");
+            made_by(h, &c, &token)?;
             Ok(Ok(c))
+        }
+        Ok(Err(e)) => {
+            // refused, or an answer lost for good: a cluster its token made is still recorded
+            match rt.block_on(b.find_created(&token, aether_platform::now_ms() - 3_600_000)) {
+                Ok(Some(c)) => {
+                    made_by(h, &c, &token)?;
+                    ws.warn(&format!(
+                        "the create answered {e}, but cluster {} carries its request token: recorded; ending it",
+                        c.cluster_id
+                    ));
+                    end(ws, b, h, &c.cluster_id);
+                }
+                Ok(None) => h.set_cluster_state(
+                    &format!("{}{token}", aether_core::intent::PENDING),
+                    "NOT_CREATED",
+                    &format!("the create failed: {e}"),
+                )?,
+                Err(e2) => ws.warn(&format!(
+                    "the create failed ({e}) and looking for its cluster by request token {token} \
+                     failed too ({e2}): the history keeps it pending; the next command reconciles it"
+                )),
+            }
+            Err(e.into())
         }
         Err(sig) => {
             ws.note(&format!(
@@ -123,23 +155,43 @@ pub fn create(
             }
             match found {
                 Some(c) if o.keep_cluster => {
-                    record(h, b, &c, job_id, Some(&token))?;
+                    made_by(h, &c, &token)?;
                     ws.note(&format!("cluster {} kept (--keep_cluster)", c.cluster_id));
                 }
                 Some(c) => {
-                    record(h, b, &c, job_id, Some(&token))?;
+                    made_by(h, &c, &token)?;
                     end(ws, b, h, &c.cluster_id);
                 }
-                None => ws.note(&format!("no cluster was made for request token {token}")),
+                // the call may still land: the pending record stays for reconciliation
+                None => ws.note(&format!(
+                    "no cluster was made for request token {token} (yet)"
+                )),
             }
             Ok(Err(sig))
         }
     }
 }
 
+/// The create of `token` answered `c`: its pending record takes the cluster's id and state.
+fn made_by(h: &mut History, c: &ClusterInfo, token: &str) -> Result<()> {
+    h.created_cluster(
+        token,
+        &c.cluster_id,
+        c.state.as_str(),
+        &serde_json::to_value(c)?,
+    )?;
+    Ok(())
+}
+
 /// Terminate a cluster the workflow made and record its state; a failure is told (with what to
 /// run), never silent.
 pub fn end(ws: &Workspace, b: &dyn ClusterBackend, h: &mut History, cluster_id: &str) {
+    // intent before action: a terminate cut short is finished by reconciliation
+    if let Err(e) = h.set_cluster_intent(cluster_id, Some("terminate")) {
+        ws.warn(&format!(
+            "cluster {cluster_id}: the terminate could not be recorded: {e}"
+        ));
+    }
     match ws.runtime().block_on(b.terminate(cluster_id)) {
         Ok(c) => {
             ws.note(&format!("cluster {cluster_id} {}", c.state.as_str()));
@@ -157,6 +209,16 @@ pub fn end(ws: &Workspace, b: &dyn ClusterBackend, h: &mut History, cluster_id: 
 /// Terminate a cluster by hand (`cluster terminate`): ended, and recorded in the history when
 /// it can be (a history that cannot take it is told; the cluster is gone either way).
 pub fn terminate(ws: &Workspace, b: &dyn ClusterBackend, cluster_id: &str) -> Result<ClusterInfo> {
+    if let Ok(mut h) = ws.history() {
+        reconciled(ws, &mut h);
+        // intent before action (a cluster not on record has no row to mark)
+        if let Err(e) = h.set_cluster_intent(cluster_id, Some("terminate")) {
+            ws.warn(&format!(
+                "cluster {cluster_id}: the terminate could not be recorded first: {e}"
+            ));
+        }
+    }
+    aether_core::owner::crash_point("terminate:before-call");
     let c = ws.runtime().block_on(b.terminate(cluster_id))?;
     let recorded = ws
         .history()
@@ -169,25 +231,176 @@ pub fn terminate(ws: &Workspace, b: &dyn ClusterBackend, cluster_id: &str) -> Re
     Ok(c)
 }
 
-/// A cluster's state in the history.
-pub fn record(
-    h: &mut History,
-    b: &dyn ClusterBackend,
-    c: &ClusterInfo,
-    job_id: Option<i64>,
-    token: Option<&str>,
-) -> Result<()> {
-    h.upsert_cluster(&ClusterRecord {
-        cluster_id: &c.cluster_id,
-        backend: b.name(),
-        shape_id: c.spec.shape_id.as_deref(),
-        job_id,
-        request_token: token,
-        state: c.state.as_str(),
-        info: &serde_json::to_value(c)?,
-    })?;
-    Ok(())
+/// Reconcile the whole history first (a cluster a killed create made, a run a killed tune
+/// left); what cannot be reconciled is warned about, never fatal to the command.
+fn reconciled(ws: &Workspace, h: &mut History) {
+    if let Err(e) = crate::reconcile::reconcile(ws, h, crate::reconcile::Scope::All) {
+        ws.warn(&format!("reconciling the history: {e:#}"));
+    }
 }
+
+/// A cluster as `cluster list` shows it.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub info: ClusterInfo,
+    /// Made by aether (on record in the history, or tagged with an aether request token).
+    pub ours: bool,
+    pub job_id: Option<i64>,
+    /// Since it was created, until it ended (or now).
+    pub age_ms: i64,
+    /// Its nodes' price over its age (EMR; none where the price catalog lacks a type).
+    pub cost_usd: Option<f64>,
+}
+
+/// A cluster in a line: id, platform, state, name, reason (tab-separated).
+pub fn info_line(c: &ClusterInfo) -> String {
+    format!(
+        "{}\t{}\t{}\t{}\t{}",
+        c.cluster_id,
+        c.backend,
+        c.state.as_str(),
+        c.spec.name,
+        c.state_reason.as_deref().unwrap_or("")
+    )
+}
+
+impl Listed {
+    /// `cluster list`'s line: id, platform, state, whose, age, cost so far, name, reason
+    /// (tab-separated).
+    pub fn line(&self) -> String {
+        let c = &self.info;
+        let secs = self.age_ms / 1000;
+        let whose = match (self.ours, self.job_id) {
+            (true, Some(j)) => format!("aether job {j}"),
+            (true, None) => "aether".into(),
+            (false, _) => "other".into(),
+        };
+        format!(
+            "{}\t{}\t{}\t{whose}\t{}h{:02}m{:02}s\t{}\t{}\t{}",
+            c.cluster_id,
+            c.backend,
+            c.state.as_str(),
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60,
+            self.cost_usd
+                .map(|c| format!("${c:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            c.spec.name,
+            c.state_reason.as_deref().unwrap_or("")
+        )
+    }
+}
+
+/// The clusters of a platform (aether's own; `all`: the account's others too), after
+/// reconciling the history; aether's own that the platform no longer lists are shown as the
+/// history holds them.
+pub fn list(ws: &Workspace, b: &dyn ClusterBackend, all: bool) -> Result<Vec<Listed>> {
+    let mut h = ws.history()?;
+    reconciled(ws, &mut h);
+    let rows: Vec<_> = h
+        .clusters()?
+        .into_iter()
+        .filter(|r| r.backend == b.name())
+        .collect();
+    let now = aether_platform::now_ms();
+    let listed = |info: ClusterInfo, ours: bool, job_id: Option<i64>| {
+        let age_ms = (info.ended_ms.unwrap_or(now) - info.created_ms).max(0);
+        let cost_usd = (info.created_ms > 0)
+            .then(|| crate::runs::run_cost(&ws.settings, &info, age_ms))
+            .flatten();
+        Listed {
+            info,
+            ours,
+            job_id,
+            age_ms,
+            cost_usd,
+        }
+    };
+    let mut out = Vec::new();
+    let platform = ws.runtime().block_on(b.list())?;
+    for c in platform {
+        let row = rows.iter().find(|r| r.cluster_id == c.cluster_id);
+        let ours = row.is_some() || c.spec.tags.contains_key("aether:request-token");
+        if ours || all {
+            let job = row.and_then(|r| r.job_id).or_else(|| {
+                c.spec
+                    .tags
+                    .get("aether:job-id")
+                    .and_then(|j| j.parse().ok())
+            });
+            out.push(listed(c, ours, job));
+        }
+    }
+    for r in rows {
+        if r.is_ended() || out.iter().any(|l| l.info.cluster_id == r.cluster_id) {
+            continue;
+        }
+        if let Ok(c) = serde_json::from_value::<ClusterInfo>(r.info.clone()) {
+            out.push(listed(c, true, r.job_id));
+        }
+    }
+    out.sort_by_key(|l| l.info.created_ms);
+    Ok(out)
+}
+
+/// End aether's idle clusters of a platform (WAITING: no step runs; no run of the history on
+/// them followed by a live aether). Returns them as ended.
+pub fn terminate_idle(ws: &Workspace, b: &dyn ClusterBackend) -> Result<Vec<ClusterInfo>> {
+    let mut h = ws.history()?;
+    let on_record: Vec<String> = h.clusters()?.into_iter().map(|r| r.cluster_id).collect();
+    // a job a live aether works on keeps its clusters (a tune's cluster is idle between runs)
+    let busy_jobs: Vec<i64> = h
+        .job_locks()?
+        .into_iter()
+        .filter(|l| aether_core::owner::alive(&l.owner, Duration::ZERO))
+        .map(|l| l.job_id)
+        .collect();
+    let mut busy_clusters: Vec<String> = Vec::new();
+    for j in &busy_jobs {
+        busy_clusters.extend(
+            h.tune_sessions(*j)?
+                .into_iter()
+                .filter_map(|s| s.cluster_id),
+        );
+    }
+    let idle: Vec<_> = list(ws, b, false)?
+        .into_iter()
+        .filter(|l| {
+            // only clusters this history made
+            on_record.contains(&l.info.cluster_id)
+                && l.info.state == aether_platform::ClusterState::Waiting
+        })
+        .collect();
+    let open = h.open_runs(None)?;
+    let mut ended = Vec::new();
+    for l in idle {
+        let id = &l.info.cluster_id;
+        if l.job_id.is_some_and(|j| busy_jobs.contains(&j)) || busy_clusters.contains(id) {
+            ws.note(&format!(
+                "cluster {id}: its job is being worked on by a live aether; kept"
+            ));
+            continue;
+        }
+        if open
+            .iter()
+            .any(|(r, _)| r.cluster_id.as_deref() == Some(id.as_str()))
+        {
+            ws.note(&format!(
+                "cluster {id}: a run on record is still open on it; kept"
+            ));
+            continue;
+        }
+        h.set_cluster_intent(id, Some("terminate"))?;
+        let c = ws.runtime().block_on(b.terminate(id))?;
+        record(&mut h, b, &c, None, None)?;
+        ended.push(c);
+    }
+    Ok(ended)
+}
+
+/// A cluster's state in the history (reconciliation records with it too).
+pub use crate::reconcile::record;
 
 /// Puts the cgroup bootstrap action an EMR 7 RAPIDS cluster needs under the artifacts path
 /// (`s3://bucket/prefix/cgroup-bootstrap-action.sh`), where `cluster create` points EMR to it.

@@ -17,6 +17,37 @@ pub struct Trained {
     pub warnings: Vec<String>,
 }
 
+impl Trained {
+    /// What the training did, in a line.
+    pub fn summary(&self, rounds: u32, out: &Path) -> String {
+        format!(
+            "trained on {} SQL executions from {} pairs ({} skipped), {rounds} rounds: {}",
+            self.rows,
+            self.pairs,
+            self.warnings.len(),
+            out.display()
+        )
+    }
+}
+
+/// An evaluation as a table in `format`, and its summary line (MAPE).
+pub fn evaluation_text(
+    ev: &train::Evaluation,
+    format: aether_engine::OutputFormat,
+) -> Result<(String, String)> {
+    let batch = aether_predict::report::evaluation(ev)?;
+    let text = aether_engine::render(&batch.schema(), std::slice::from_ref(&batch), format)?;
+    Ok((
+        text.trim_end().to_string(),
+        format!(
+            "{} SQL executions: MAPE {:.1} %, duration-weighted {:.1} %",
+            ev.sqls.len(),
+            100.0 * ev.mape,
+            100.0 * ev.weighted_mape
+        ),
+    ))
+}
+
 /// Train a booster of `rounds` rounds on the pairs of `pairs_csv`, written to `out`.
 pub fn train(pairs_csv: &Path, out: &Path, rounds: u32, platform: &str) -> Result<Trained> {
     let names = Model::builtin(platform)?.feature_names().to_vec();

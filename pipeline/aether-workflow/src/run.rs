@@ -166,7 +166,16 @@ pub fn run(
             return stopped(s);
         }
         let tag = format!("job {} ({}) {}/{}", j.job_id, j.app_name, i + 1, gpu.len());
-        let h = ws.history()?;
+        let mut h = ws.history()?;
+        // one writer per job: a job another aether works on is left to it
+        let _held = match crate::lock::lock_job(ws, &mut h, j.job_id, "aether run") {
+            Ok(g) => g,
+            Err(e) => {
+                ws.warn(&format!("run: {tag}: {e:#}"));
+                failed += 1;
+                continue;
+            }
+        };
         // 3. tune, unless a session of it is done
         let tuned = h
             .tune_sessions(j.job_id)?

@@ -207,6 +207,8 @@ pub struct RunSpec<'a> {
     pub job_id: i64,
     pub config_id: i64,
     pub timeout_s: u64,
+    /// The tune session the run is an iteration of.
+    pub tune_id: Option<i64>,
 }
 
 /// How a run ended.
@@ -304,15 +306,16 @@ pub fn plan(
     })
 }
 
-/// Run a planned job on the spec's cluster: submit, record the run before waiting, wait
-/// (cancelled at the deadline or on a signal), fetch its logs, its duration and cost.
+/// Run a planned job on the spec's cluster: the run recorded before its step is submitted (its
+/// token the step's name), submitted, waited for (cancelled at the deadline or on a signal),
+/// its logs fetched, its duration and cost recorded.
 pub fn execute(
     ws: &Workspace,
     h: &mut History,
     s: &RunSpec<'_>,
     p: PlannedRun,
 ) -> Result<RunOutcome> {
-    let (cfg, rt, b, cluster) = (&ws.settings, ws.runtime(), s.b, s.cluster);
+    let (rt, b, cluster) = (ws.runtime(), s.b, s.cluster);
     let (job_id, config_id) = (s.job_id, s.config_id);
     let PlannedRun {
         job,
@@ -322,40 +325,75 @@ pub fn execute(
         run_dir,
     } = p;
     let req = StepRequest {
-        // unique per run: a retried AddJobFlowSteps finds the step by it
+        // unique per run: a retried AddJobFlowSteps, and reconciliation after a crash, find
+        // the step by it
         name: format!("aether job {job_id} config {config_id} {run_dir}"),
         job,
         conf: properties,
     };
-    let step = rt.block_on(b.submit(&cluster.cluster_id, &req))?;
+    // intent before action: the run is on record before the step exists
     let mut run = Run {
         job_id,
         kind: "gpu-test".into(),
         backend: Some(b.name().into()),
         cluster_id: Some(cluster.cluster_id.clone()),
-        step_id: Some(step.step_id.clone()),
         config_id: Some(config_id),
-        status: step.state.as_str().into(),
-        start_ms: step.start_ms,
+        status: "SUBMITTING".into(),
+        start_ms: Some(aether_platform::now_ms()),
         details: serde_json::json!({
-            "args": step.args,
             "cluster": cluster.state_reason,
             "outputs": outputs,
             "tables_sandboxed": tables,
         }),
+        token: Some(req.name.clone()),
+        tune_id: s.tune_id,
+        owner: Some(aether_core::owner::me()),
         ..Default::default()
     };
-    run.run_id = match h.start_run(&run) {
-        Ok(id) => id,
+    run.run_id = h.start_run(&run)?;
+    aether_core::owner::crash_point("submit:before-call");
+    let step = match rt.block_on(b.submit(&cluster.cluster_id, &req)) {
+        Ok(step) => step,
         Err(e) => {
-            // a run that cannot be recorded is not left running
-            let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
-            return Err(anyhow!(e).context(format!(
-                "step {} cancelled: the run could not be recorded",
-                step.step_id
-            )));
+            // the answer may have been lost after the step was made: look for it by its name
+            match rt.block_on(b.find_step(&cluster.cluster_id, &req.name)) {
+                Ok(Some(step)) => {
+                    ws.note(&format!(
+                        "submit answered {e}, but step {} exists (found by its name): following it",
+                        step.step_id
+                    ));
+                    step
+                }
+                // refused, and no step of its name: nothing happened, nothing is recorded
+                Ok(None) => {
+                    h.drop_unsubmitted_run(run.run_id)?;
+                    return Err(e.into());
+                }
+                // the platform cannot say: the run stays SUBMITTING, for reconciliation to find
+                Err(e2) => {
+                    return Err(anyhow!(e).context(format!(
+                        "run {} is kept as SUBMITTING: whether its step exists could not be told ({e2}); \
+                         the next command on the job finds it by its name",
+                        run.run_id
+                    )));
+                }
+            }
         }
     };
+    aether_core::owner::crash_point("submit:after-answer");
+    run.step_id = Some(step.step_id.clone());
+    run.status = step.state.as_str().into();
+    run.start_ms = step.start_ms.or(run.start_ms);
+    run.details["args"] = serde_json::json!(step.args);
+    if let Err(e) = h.submitted_run(&run) {
+        // a run that cannot be recorded is not left running
+        let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
+        return Err(anyhow!(e).context(format!(
+            "step {} cancelled: the run could not be recorded",
+            step.step_id
+        )));
+    }
+    aether_core::owner::crash_point("submit:after-record");
     ws.note(&format!(
         "run {} of job {job_id}: step {} on {} ({}) with config {config_id}",
         run.run_id,
@@ -363,11 +401,25 @@ pub fn execute(
         cluster.cluster_id,
         b.name()
     ));
+    follow(ws, h, s, run, step)
+}
+
+/// Wait for a recorded run's step (cancelled at the deadline or on a signal), then complete
+/// the record ([`complete`]). Also what a resumed tune does with a run a killed one left
+/// running.
+pub fn follow(
+    ws: &Workspace,
+    h: &mut History,
+    s: &RunSpec<'_>,
+    mut run: Run,
+    step: aether_platform::StepInfo,
+) -> Result<RunOutcome> {
+    let (rt, b) = (ws.runtime(), s.b);
     let poll = Poll {
         deadline: Duration::from_secs(s.timeout_s),
         ..Poll::default()
     };
-    let (cid, sid) = (cluster.cluster_id.clone(), step.step_id.clone());
+    let (cid, sid) = (s.cluster.cluster_id.clone(), step.step_id.clone());
     let cancel = ws.cancel().clone();
     let waited = rt.block_on(async {
         let wait = aether_platform::wait_step(b, &cid, &sid, poll, |s, t| {
@@ -383,8 +435,16 @@ pub fn execute(
         }
     });
     let signal: Option<Stop> = waited.as_ref().err().copied();
-    // a step given up on is cancelled; a failed cancel is said and recorded, never lost
-    let cancel = |why: &str| -> (String, aether_platform::StepInfo) {
+    let run_id = run.run_id;
+    // a step given up on is cancelled (the intent recorded first); a failed cancel is said and
+    // recorded, never lost
+    let mut cancel = |why: &str| -> (String, aether_platform::StepInfo) {
+        if let Err(e) = h.set_run_intent(run_id, Some("cancel")) {
+            ws.warn(&format!(
+                "run {run_id}: the cancel could not be recorded: {e}"
+            ));
+        }
+        aether_core::owner::crash_point("cancel:before-call");
         match rt.block_on(b.cancel(&cid, &sid)) {
             Ok(i) if i.state.is_final() => (why.to_string(), i),
             Ok(mut i) => {
@@ -438,11 +498,44 @@ pub fn execute(
         }
         Ok(Ok(i)) => (i.state.as_str().to_string(), i),
     };
+    aether_core::owner::crash_point("follow:after-end");
+    complete(
+        ws,
+        h,
+        s,
+        &mut run,
+        status,
+        &info,
+        log_wait(&ws.settings, s.platform),
+    )?;
+    Ok(RunOutcome {
+        state: info.state,
+        run,
+        signal,
+    })
+}
+
+/// Complete the record of a run whose step ended (`info`; `status` as recorded): its logs
+/// (a completed run's event log waited for up to `wait`, a failed run's stderr), its duration
+/// from its event log, its cost; recorded, and told. The one path for a run followed to its
+/// end and for one reconciliation found ended.
+pub fn complete(
+    ws: &Workspace,
+    h: &mut History,
+    s: &RunSpec<'_>,
+    run: &mut Run,
+    status: String,
+    info: &aether_platform::StepInfo,
+    wait: Duration,
+) -> Result<()> {
+    let (cfg, rt, b, cluster) = (&ws.settings, ws.runtime(), s.b, s.cluster);
+    let (cid, sid) = (cluster.cluster_id.clone(), info.step_id.clone());
     run.status = status;
+    run.step_id.get_or_insert(sid.clone());
+    run.start_ms = info.start_ms.or(run.start_ms);
     run.end_ms = info.end_ms;
     run.failure_reason = info.failure_reason.clone();
     // the logs: a completed run's event log is waited for, a failed run's stderr
-    let wait = log_wait(cfg, s.platform);
     let completed = info.state == StepState::Completed;
     // (a step cancelled on a deadline or a signal gets one look, no wait)
     let (ev_wait, drv_wait) = match info.state {
@@ -497,8 +590,8 @@ pub fn execute(
     } else {
         run.cost_usd = run.duration_ms.and_then(|d| run_cost(cfg, cluster, d));
     }
-    h.finish_run(&run)?;
-    ws.emit(Event::RunFinished(&run));
+    h.finish_run(run)?;
+    ws.emit(Event::RunFinished(run));
     if let Some(c) = &eks_cost {
         ws.note(&format!(
             "  cost: ${:.4} = executors ${:.4} ({:.4} node-h at ${:.3}/h, {}) + driver ${:.4} \
@@ -534,11 +627,7 @@ pub fn execute(
             }
         }
     }
-    Ok(RunOutcome {
-        state: info.state,
-        run,
-        signal,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -77,6 +77,8 @@ pub fn submit(ws: &Workspace, req: &SubmitRequest) -> Result<Submitted> {
         )
     })?;
     let job_id = base.job_id;
+    let _held = crate::lock::lock_job(ws, &mut h, job_id, "aether submit")?;
+    crate::reconcile::reconcile(ws, &mut h, crate::reconcile::Scope::Job(job_id))?;
     // the job: given now (and kept), else recorded from its log or an earlier --job
     let job: JobDefinition = match &req.job {
         Some(line) => {
@@ -149,6 +151,7 @@ pub fn submit(ws: &Workspace, req: &SubmitRequest) -> Result<Submitted> {
             job_id,
             config_id,
             timeout_s: req.timeout_s,
+            tune_id: None,
         },
         planned,
     );

@@ -30,6 +30,9 @@ pub struct TuneEnv<'a> {
     pub cluster: &'a ClusterInfo,
     pub timeout_s: u64,
     pub allow_output_overwrite: bool,
+    /// The cluster was made for this session (and is ended after it): a session resumed
+    /// after a crash ends it once done with it.
+    pub cluster_made: bool,
 }
 
 /// How a session ended.
@@ -141,6 +144,84 @@ fn better(a: &TuneIteration, b: &TuneIteration) -> bool {
     }
 }
 
+/// The run of config `config_id` that a killed tune of session `tune_id` started and never
+/// made an iteration of: followed to its end when its step still runs, as it ended when it
+/// ended (reconciled). A run that never reached the platform (LOST) or was cancelled is not an
+/// iteration: its config runs again.
+fn adopt(
+    ws: &Workspace,
+    h: &mut History,
+    env: &TuneEnv<'_>,
+    tune_id: i64,
+    config_id: i64,
+    its: &[TuneIteration],
+) -> Result<Option<runs::RunOutcome>> {
+    let counted: Vec<i64> = its.iter().filter_map(|i| i.run_id).collect();
+    let runs = h.tune_runs(tune_id)?;
+    // a submit never answered that reconciliation could not settle: its step may exist, so
+    // the config is not submitted again until the platform can say
+    if let Some(r) = runs.iter().find(|r| r.status == "SUBMITTING") {
+        bail!(
+            "run {} of tune session {tune_id} is still SUBMITTING (its submit was never answered and \
+             {} could not be asked whether its step exists): run the command again when it answers",
+            r.run_id,
+            env.b.name()
+        );
+    }
+    let Some(run) = runs.into_iter().rev().find(|r| {
+        !counted.contains(&r.run_id)
+            && r.config_id == Some(config_id)
+            && r.step_id.is_some()
+            && matches!(
+                r.status.as_str(),
+                "COMPLETED" | "FAILED" | "TIMED_OUT" | "PENDING" | "RUNNING"
+            )
+    }) else {
+        return Ok(None);
+    };
+    let state = match run.status.as_str() {
+        "COMPLETED" => StepState::Completed,
+        "FAILED" | "TIMED_OUT" => StepState::Failed,
+        _ => {
+            // still running with no aether following it: this process follows it now
+            let cid = run.cluster_id.clone().unwrap_or_default();
+            let sid = run.step_id.clone().unwrap_or_default();
+            let other;
+            let cluster = if cid == env.cluster.cluster_id {
+                env.cluster
+            } else {
+                other = ws.runtime().block_on(env.b.describe(&cid))?;
+                &other
+            };
+            h.set_run_owner(run.run_id, &aether_core::owner::me())?;
+            let step = ws.runtime().block_on(env.b.step(&cid, &sid))?;
+            ws.note(&format!(
+                "run {} (step {sid}, left running by an interrupted tune) is this iteration's: following it",
+                run.run_id
+            ));
+            let spec = RunSpec {
+                b: env.b,
+                platform: env.platform,
+                cluster,
+                job_id: run.job_id,
+                config_id,
+                timeout_s: env.timeout_s,
+                tune_id: Some(tune_id),
+            };
+            return Ok(Some(runs::follow(ws, h, &spec, run, step)?));
+        }
+    };
+    ws.note(&format!(
+        "run {} ({}, left by an interrupted tune) is this iteration's",
+        run.run_id, run.status
+    ));
+    Ok(Some(runs::RunOutcome {
+        run,
+        state,
+        signal: None,
+    }))
+}
+
 /// The loop. Resumes the job's unfinished session if there is one.
 pub fn tune_loop(
     ws: &Workspace,
@@ -170,6 +251,8 @@ pub fn tune_loop(
             let params = serde_json::json!({
                 "min": p.min, "max": p.max, "improvement_pct": p.improvement_pct,
                 "time_budget_ms": p.time_budget_ms, "cost_budget_usd": p.cost_budget_usd,
+                "cluster_made": env.cluster_made,
+                "first_config_id": starting_config(h, job_id)?,
             });
             let id = h.start_tune(job_id, env.b.name(), Some(&env.cluster.cluster_id), &params)?;
             ws.note(&format!(
@@ -188,7 +271,16 @@ pub fn tune_loop(
     }
     let mut next = match its.last() {
         Some(last) => last.next_config_id.unwrap_or(last.config_id),
-        None => starting_config(h, job_id)?,
+        // the session's first config as it started (a run a killed session left is of it)
+        None => match h
+            .tune_sessions(job_id)?
+            .into_iter()
+            .find(|s| s.tune_id == tune_id)
+            .and_then(|s| s.params["first_config_id"].as_i64())
+        {
+            Some(c) => c,
+            None => starting_config(h, job_id)?,
+        },
     };
     let best_of = |its: &[TuneIteration]| -> Option<TuneIteration> {
         its.iter()
@@ -256,24 +348,31 @@ pub fn tune_loop(
             )?;
             return Ok(TuneEnd::Interrupted(sig));
         }
-        let planned = runs::plan(
-            ws,
-            h,
-            env.platform,
-            job_id,
-            job.clone(),
-            config.properties.clone(),
-            env.allow_output_overwrite,
-        )?;
-        let spec = RunSpec {
-            b: env.b,
-            platform: env.platform,
-            cluster: env.cluster,
-            job_id,
-            config_id: next,
-            timeout_s: env.timeout_s,
+        let o = match adopt(ws, h, env, tune_id, next, &its)? {
+            // a run of this iteration that a killed tune left: it counts, once
+            Some(o) => o,
+            None => {
+                let planned = runs::plan(
+                    ws,
+                    h,
+                    env.platform,
+                    job_id,
+                    job.clone(),
+                    config.properties.clone(),
+                    env.allow_output_overwrite,
+                )?;
+                let spec = RunSpec {
+                    b: env.b,
+                    platform: env.platform,
+                    cluster: env.cluster,
+                    job_id,
+                    config_id: next,
+                    timeout_s: env.timeout_s,
+                    tune_id: Some(tune_id),
+                };
+                runs::execute(ws, h, &spec, planned)?
+            }
         };
-        let o = runs::execute(ws, h, &spec, planned)?;
         let run: &Run = &o.run;
         let mut it = TuneIteration {
             tune_id,
@@ -449,6 +548,10 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
     if h.job_event_log(job_id)?.is_none() {
         bail!("unknown job id {job_id} (see `aether report list`)");
     }
+    // one writer per job; then what a killed command left is brought up to the platform's
+    // truth (a run it left can be taken up as an iteration below)
+    let _held = crate::lock::lock_job(ws, &mut h, job_id, "aether tune")?;
+    crate::reconcile::reconcile(ws, &mut h, crate::reconcile::Scope::Job(job_id))?;
     // a session left unfinished on another platform resumes there, not here
     if let Some(s) = h.unfinished_tune(job_id)?
         && s.backend != platform.as_str()
@@ -462,6 +565,11 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
             s.backend
         );
     }
+    // a session a killed command left, on a cluster it made for the session
+    let stale_cluster = h
+        .unfinished_tune(job_id)?
+        .filter(|s| s.params["cluster_made"] == true && s.backend == platform.as_str())
+        .and_then(|s| s.cluster_id);
     if let Some(line) = &req.job {
         let d = JobDefinition::parse(line).map_err(|e| anyhow!("--job {line:?}: {e}"))?;
         h.set_definition(job_id, "user", &serde_json::to_value(&d)?)?;
@@ -474,6 +582,21 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
                 bail!("cluster {id} is {}: it takes no steps", c.state.as_str());
             }
             (c, false, true)
+        }
+        Target::Shape { keep_cluster, .. }
+            if let Some(c) = stale_cluster.as_deref().and_then(|id| {
+                ws.runtime()
+                    .block_on(b.describe(id))
+                    .ok()
+                    .filter(|c| !c.state.is_ended())
+            }) =>
+        {
+            // the cluster a killed command made for this session: the session resumes on it
+            ws.note(&format!(
+                "resuming on cluster {}, made for this session by a command that was killed",
+                c.cluster_id
+            ));
+            (c, true, *keep_cluster)
         }
         Target::Shape {
             shape_id,
@@ -498,10 +621,23 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
         cluster: &cluster,
         timeout_s: req.timeout_s,
         allow_output_overwrite: req.allow_output_overwrite,
+        cluster_made: created && !keep,
     };
     let end = tune_loop(ws, &mut h, &env, job_id, &req.params);
     if created && !keep {
         crate::cluster::end(ws, b.as_ref(), &mut h, &cluster.cluster_id);
+    }
+    // the cluster a killed command made for the session it left: its runs are done now
+    if let Some(id) = stale_cluster.filter(|id| *id != cluster.cluster_id)
+        && ws
+            .runtime()
+            .block_on(b.describe(&id))
+            .is_ok_and(|c| !c.state.is_ended())
+    {
+        ws.note(&format!(
+            "cluster {id} was made for this session by a command that was killed: ending it"
+        ));
+        crate::cluster::end(ws, b.as_ref(), &mut h, &id);
     }
     end
 }
@@ -661,6 +797,9 @@ mod tests {
             steps.insert(id, (info.clone(), log));
             Ok(info)
         }
+        async fn find_step(&self, _: &str, _: &str) -> aether_platform::Result<Option<StepInfo>> {
+            Ok(None)
+        }
         async fn step(&self, _: &str, s: &str) -> aether_platform::Result<StepInfo> {
             self.steps
                 .lock()
@@ -683,10 +822,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_loop_keeps_the_fastest_run_survives_a_failure_and_stops() {
-        let d = tempfile::tempdir().unwrap();
-        let mut h = History::open(&d.path().join("history.db")).unwrap();
+    /// A history in `dir` with the template's job and a definition to run.
+    fn history_with_job(dir: &std::path::Path) -> (History, i64) {
+        let mut h = History::open(&dir.join("history.db")).unwrap();
         let log = template().display().to_string();
         let job = h
             .job_id("local-1619631016646", "", &log, "Spark shell")
@@ -697,6 +835,13 @@ mod tests {
             &serde_json::to_value(JobDefinition::parse("spark-submit job.py").unwrap()).unwrap(),
         )
         .unwrap();
+        (h, job)
+    }
+
+    #[test]
+    fn the_loop_keeps_the_fastest_run_survives_a_failure_and_stops() {
+        let d = tempfile::tempdir().unwrap();
+        let (mut h, job) = history_with_job(d.path());
         let start: Props = [
             ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
             ("spark.sql.shuffle.partitions", "200"),
@@ -721,6 +866,7 @@ mod tests {
             cluster: &c,
             timeout_s: 60,
             allow_output_overwrite: true,
+            cluster_made: false,
         };
         let p = TuneParams {
             min: 3,
@@ -805,5 +951,85 @@ mod tests {
         }
         // a second command finds no unfinished session: a new one starts from the best config
         assert_eq!(starting_config(&h, job).unwrap(), its[3].config_id);
+    }
+
+    /// A tune killed (SIGKILL) while its first run's step ran left the run RUNNING and no
+    /// iteration; the same tune again takes that run as the iteration instead of running the
+    /// config a second time, once the step has ended.
+    #[test]
+    fn a_killed_tunes_run_is_the_resumed_tunes_iteration() {
+        let d = tempfile::tempdir().unwrap();
+        let (mut h, job) = history_with_job(d.path());
+        let start: Props = [("spark.sql.shuffle.partitions", "200")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let first = h.add_config(job, "qualify", &start).unwrap();
+        let cfg = aether_core::ConfigFile::load(&d.path().join("config.toml")).unwrap();
+        let ws = Workspace::from_settings(cfg, Some(RunOn::Local)).unwrap();
+        let b = Scripted {
+            dir: d.path().to_path_buf(),
+            steps: Mutex::default(),
+            submitted: Mutex::default(),
+        };
+        let c = cluster();
+        // what the killed tune left: its session RUNNING, its run RUNNING by a gone process
+        let tune_id = h
+            .start_tune(job, "scripted", Some("sc-1"), &serde_json::json!({}))
+            .unwrap();
+        let req = StepRequest {
+            name: "aether job 1 config 1 x".into(),
+            conf: start.clone(),
+            ..Default::default()
+        };
+        let step = ws.runtime().block_on(b.submit("sc-1", &req)).unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = format!("{}:{}:1", aether_core::owner::host(), child.id());
+        child.wait().unwrap();
+        let orphan = h
+            .start_run(&Run {
+                job_id: job,
+                kind: "gpu-test".into(),
+                backend: Some("scripted".into()),
+                cluster_id: Some("sc-1".into()),
+                step_id: Some(step.step_id.clone()),
+                config_id: Some(first),
+                status: "RUNNING".into(),
+                token: Some(req.name.clone()),
+                tune_id: Some(tune_id),
+                owner: Some(dead),
+                ..Default::default()
+            })
+            .unwrap();
+        let env = TuneEnv {
+            b: &b,
+            platform: RunOn::Local,
+            cluster: &c,
+            timeout_s: 60,
+            allow_output_overwrite: true,
+            cluster_made: false,
+        };
+        let p = TuneParams::new(1, Some(2), 5.0).unwrap();
+        tune_loop(&ws, &mut h, &env, job, &p).unwrap();
+        let its = h.iterations(tune_id).unwrap();
+        assert_eq!(its[0].run_id, Some(orphan), "{its:#?}");
+        assert_eq!(its[0].status, "COMPLETED");
+        assert_eq!(its[0].duration_ms, Some(13000), "the step's own figures");
+        let r = h.run(orphan).unwrap().unwrap();
+        assert_eq!(
+            (r.status.as_str(), r.duration_ms),
+            ("COMPLETED", Some(13000))
+        );
+        assert_eq!(
+            r.owner,
+            Some(aether_core::owner::me()),
+            "this process followed it"
+        );
+        // the killed run's config was not run a second time: one submit (the orphan's) plus
+        // the second iteration's
+        let submitted = b.submitted.lock().unwrap();
+        assert_eq!(submitted.len(), its.len(), "{its:#?}");
+        assert_eq!(h.runs(job).unwrap().len(), its.len());
+        assert!(its.len() == 2 && its[1].config_id != first, "{its:#?}");
     }
 }

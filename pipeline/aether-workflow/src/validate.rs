@@ -19,7 +19,9 @@ pub struct JobRuns {
 
 /// The CPU run and the GPU run (`run_id`, else the job's best) of `job_id`, from the history.
 pub fn job_runs(ws: &Workspace, job_id: i64, run_id: Option<i64>) -> Result<JobRuns> {
-    let h = ws.history()?;
+    let mut h = ws.history()?;
+    // a run a killed command left is brought up to the platform's truth (it may be the best)
+    crate::reconcile::reconcile(ws, &mut h, crate::reconcile::Scope::Job(job_id))?;
     let runs = h.runs(job_id)?;
     let cpu = runs
         .iter()

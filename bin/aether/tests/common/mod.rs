@@ -13,6 +13,18 @@ pub fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Wait (polling every 200 ms) until `f` holds; fails the test after `secs` seconds.
+pub fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(secs),
+            "{what}: not within {secs} s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// The state the job history holds for a cluster aether made.
 pub fn cluster_state(db: &rusqlite::Connection, cluster_id: &str) -> String {
     db.query_row(

@@ -407,6 +407,36 @@ fn a_submit_killed_anywhere_is_found_again_by_its_step_name() {
     assert!(!steps_of(&emu, &cluster).contains(&"RUNNING".to_string()));
     assert_eq!(emu.state()["alive_steps"], json!([]));
 
+    // a cancel EMR refuses (CancelSteps failing): the run ends on record with why, the cancel
+    // stays asked, and the next command finishes it
+    emu.control("steps", Some(json!({"mode": "hang"})));
+    emu.fault(json!({"operation": "CancelSteps", "status": 500, "count": 20}));
+    let o = aether(&emu, &s, &a);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("may still run"), "{}", err(&o));
+    emu.control("clear_faults", Some(json!({})));
+    let (status, intent, why): (String, Option<String>, String) = db(&s)
+        .query_row(
+            "SELECT status, intent, failure_reason FROM runs ORDER BY run_id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), intent.as_deref()),
+        ("TIMED_OUT", Some("cancel"))
+    );
+    assert!(why.contains("cancelling the step failed"), "{why}");
+    assert!(steps_of(&emu, &cluster).contains(&"RUNNING".to_string()));
+    let o = aether(&emu, &s, &["history", "check"]);
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(out(&o).contains("its cancel had not taken"), "{}", out(&o));
+    assert!(!steps_of(&emu, &cluster).contains(&"RUNNING".to_string()));
+    assert_eq!(
+        one::<i64>(&s, "SELECT COUNT(*) FROM runs WHERE intent IS NOT NULL"),
+        0
+    );
+
     // two submits on one job: the second is refused, naming the first
     emu.control("steps", Some(json!({"mode": "hang"})));
     let first = spawn(&emu, &s, &args);

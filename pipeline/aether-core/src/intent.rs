@@ -215,15 +215,18 @@ impl History {
         })
     }
 
-    /// The runs that may still change (`SUBMITTING`, `PENDING`, `RUNNING`), of one job or all,
-    /// each with its last update's time.
+    /// The runs that may still change (`SUBMITTING`, `PENDING`, `RUNNING`, or with a call
+    /// asked and not answered: a cancel that did not take), of one job or all, each with its
+    /// last update's time.
     pub fn open_runs(&self, job_id: Option<i64>) -> Result<Vec<(Run, i64)>> {
         let statuses = OPEN_RUN_STATUSES
             .iter()
             .map(|s| format!("'{s}'"))
             .collect::<Vec<_>>()
             .join(", ");
-        let cond = format!("status IN ({statuses}) AND (?1 IS NULL OR job_id = ?1)");
+        let cond = format!(
+            "(status IN ({statuses}) OR intent IS NOT NULL) AND (?1 IS NULL OR job_id = ?1)"
+        );
         self.runs_where(&cond, params![job_id])
     }
 

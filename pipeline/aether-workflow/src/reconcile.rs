@@ -384,6 +384,48 @@ fn run(
             change("run", &target, Some(r.job_id), &before, "LOST", why),
         )
     };
+    if !aether_core::history::OPEN_RUN_STATUSES.contains(&before.as_str()) {
+        // a run ended on record whose cancel did not take: finish the cancel
+        let sid = r.step_id.clone().unwrap_or_default();
+        let mut info = match rt.block_on(b.step(&cid, &sid)) {
+            Ok(i) => i,
+            Err(PlatformError::UnknownStep { .. } | PlatformError::UnknownCluster(_)) => {
+                return Ok(h.set_run_intent(r.run_id, None)?);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let was = info.state.as_str();
+        if !info.state.is_final() {
+            info = rt.block_on(b.cancel(&cid, &sid))?;
+        }
+        if !info.state.is_final() {
+            out.open.push(format!(
+                "run {} of job {}: its step {sid} is still {} after a cancel",
+                r.run_id,
+                r.job_id,
+                info.state.as_str()
+            ));
+            return Ok(());
+        }
+        h.set_run_intent(r.run_id, None)?;
+        if was == info.state.as_str() {
+            return Ok(());
+        }
+        let reason = "its cancel had not taken: cancelled by reconciliation".to_string();
+        return log(
+            h,
+            ws,
+            out,
+            change(
+                "run",
+                &target,
+                Some(r.job_id),
+                &format!("{before} (step {was})"),
+                &format!("{before} (step {})", info.state.as_str()),
+                reason,
+            ),
+        );
+    }
     // the step: by its id, else by its name (a submit whose answer was never recorded)
     let found = match (&r.step_id, &r.token) {
         (Some(sid), _) => rt.block_on(b.step(&cid, sid)).map(Some),

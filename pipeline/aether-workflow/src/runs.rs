@@ -490,10 +490,11 @@ pub fn follow(
             run.status = "FAILED".into();
             run.end_ms = i.end_ms;
             run.failure_reason = Some(match i.failure_reason {
-                Some(c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
+                Some(ref c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
                 _ => format!("{e}; the step was cancelled"),
             });
             h.finish_run(&run)?;
+            cancel_pending(ws, h, run_id, &i);
             return Err(e.into());
         }
         Ok(Ok(i)) => (i.state.as_str().to_string(), i),
@@ -508,11 +509,30 @@ pub fn follow(
         &info,
         log_wait(&ws.settings, s.platform),
     )?;
+    cancel_pending(ws, h, run_id, &info);
     Ok(RunOutcome {
         state: info.state,
         run,
         signal,
     })
+}
+
+/// A step whose cancel did not take (still running after it): the cancel stays asked on the
+/// run's record, for the next command's reconciliation to finish.
+fn cancel_pending(ws: &Workspace, h: &mut History, run_id: i64, info: &aether_platform::StepInfo) {
+    if info.state.is_final() {
+        return;
+    }
+    match h.set_run_intent(run_id, Some("cancel")) {
+        Ok(()) => ws.warn(&format!(
+            "run {run_id}: its step {} may still run; the next aether command on the history \
+             cancels it again (aether history check)",
+            info.step_id
+        )),
+        Err(e) => ws.warn(&format!(
+            "run {run_id}: the cancel could not be kept on record: {e}"
+        )),
+    }
 }
 
 /// Complete the record of a run whose step ended (`info`; `status` as recorded): its logs

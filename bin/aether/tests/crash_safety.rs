@@ -110,18 +110,42 @@ fn crash_at(emu: &Emulator, s: &Setup, point: &str, args: &[&str]) -> Output {
     o
 }
 
-fn spawn(emu: &Emulator, s: &Setup, args: &[&str]) -> Child {
-    emu.aether(&s.home)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap()
+/// An `aether` started in the background, killed (SIGKILL) when dropped: a failing test
+/// leaves no aether behind.
+struct Running(Child);
+
+impl Running {
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
 }
 
-fn kill9(mut c: Child) {
-    unsafe { libc::kill(c.id() as i32, libc::SIGKILL) };
-    c.wait().unwrap();
+impl Drop for Running {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_in(emu: &Emulator, home: &Path, args: &[&str]) -> Running {
+    Running(
+        emu.aether(home)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn spawn(emu: &Emulator, s: &Setup, args: &[&str]) -> Running {
+    spawn_in(emu, &s.home, args)
+}
+
+/// kill -9 it now.
+fn kill9(c: Running) {
+    drop(c);
 }
 
 fn db(s: &Setup) -> rusqlite::Connection {
@@ -634,14 +658,7 @@ fn a_run_killed_mid_step_resumes_on_its_cluster_and_leaves_nothing_running() {
         "steps",
         Some(json!({"mode": "replay", "event_log": sample(), "sleep_s": 8, "count": 2})),
     );
-    let c = emu
-        .aether(&home)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let c = spawn_in(&emu, &home, &args);
     wait_until("a running step", 60, || {
         clusters(&emu).values().any(|c| {
             c["steps"]

@@ -763,13 +763,14 @@ impl History {
         })
     }
 
-    /// Update a run with how it ended.
+    /// Update a run with how it ended (and the call still asked of its step, if any: a cancel
+    /// that did not take).
     pub fn finish_run(&mut self, r: &Run) -> Result<()> {
         self.write(|tx| {
             let n = tx.execute(
                 "UPDATE runs SET status = ?2, start_ms = COALESCE(?3, start_ms), end_ms = ?4,
                      duration_ms = ?5, cost_usd = ?6, event_log = ?7, failure_reason = ?8,
-                     driver_log = ?9, details_json = ?10, updated_ms = ?11, intent = NULL,
+                     driver_log = ?9, details_json = ?10, updated_ms = ?11, intent = ?13,
                      step_id = COALESCE(step_id, ?12)
                  WHERE run_id = ?1",
                 params![
@@ -784,7 +785,8 @@ impl History {
                     r.driver_log,
                     r.details.to_string(),
                     now_ms(),
-                    r.step_id
+                    r.step_id,
+                    r.intent
                 ],
             )?;
             if n == 0 {

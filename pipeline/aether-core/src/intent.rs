@@ -10,7 +10,7 @@
 //! token and brings up to the platform's truth, logging each change here.
 
 use crate::history::{History, OPEN_RUN_STATUSES, Result, Run, now_ms};
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, ToSql, params};
 use serde::Serialize;
 
 /// A cluster as the history keeps it (also one whose create has not answered yet).
@@ -92,6 +92,23 @@ pub struct Reconciled {
     pub reason: String,
 }
 
+/// The records a process owns: runs and clusters.
+#[derive(Clone, Copy)]
+enum Owned {
+    Run,
+    Cluster,
+}
+
+impl Owned {
+    /// Its table and key column.
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Owned::Run => ("runs", "run_id"),
+            Owned::Cluster => ("clusters", "cluster_id"),
+        }
+    }
+}
+
 const CLUSTER_COLUMNS: &str = "cluster_id, backend, shape_id, job_id, request_token, state, \
                                intent, owner, info_json, created_ms, updated_ms";
 
@@ -150,16 +167,7 @@ impl History {
     /// Record (or clear) a call asked of a run's step (`cancel`) before it is sent.
     /// (The process that asks it owns the run from then on.)
     pub fn set_run_intent(&mut self, run_id: i64, intent: Option<&str>) -> Result<()> {
-        let me = crate::owner::me();
-        self.write(|tx| {
-            tx.execute(
-                "UPDATE runs SET intent = ?2, updated_ms = ?3,
-                     owner = CASE WHEN ?2 IS NULL THEN owner ELSE ?4 END
-                 WHERE run_id = ?1",
-                params![run_id, intent, now_ms(), me],
-            )?;
-            Ok(())
-        })
+        self.set_intent(Owned::Run, &run_id, intent)
     }
 
     /// A run recorded `SUBMITTING` whose submit the platform refused (no step was made):
@@ -177,14 +185,7 @@ impl History {
     /// Take over a run from `from` (its owner as read) for `to`: false when another process
     /// took it meanwhile (two reconciliations at once: one does it).
     pub fn claim_run(&mut self, run_id: i64, from: Option<&str>, to: &str) -> Result<bool> {
-        self.write(|tx| {
-            let n = tx.execute(
-                "UPDATE runs SET owner = ?3, updated_ms = ?4
-                 WHERE run_id = ?1 AND owner IS ?2",
-                params![run_id, from, to, now_ms()],
-            )?;
-            Ok(n == 1)
-        })
+        self.claim(Owned::Run, &run_id, from, to)
     }
 
     /// As [`History::claim_run`], for a cluster.
@@ -194,11 +195,35 @@ impl History {
         from: Option<&str>,
         to: &str,
     ) -> Result<bool> {
+        self.claim(Owned::Cluster, &cluster_id, from, to)
+    }
+
+    /// Set the intent of a run or cluster (a set one makes this process its owner).
+    fn set_intent(&mut self, what: Owned, id: &dyn ToSql, intent: Option<&str>) -> Result<()> {
+        let me = crate::owner::me();
+        let (table, key) = what.table();
+        self.write(|tx| {
+            tx.execute(
+                &format!(
+                    "UPDATE {table} SET intent = ?2, updated_ms = ?3,
+                         owner = CASE WHEN ?2 IS NULL THEN owner ELSE ?4 END
+                     WHERE {key} = ?1"
+                ),
+                params![id, intent, now_ms(), me],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Make `to` the owner of a run or cluster whose owner is still `from`.
+    fn claim(&mut self, what: Owned, id: &dyn ToSql, from: Option<&str>, to: &str) -> Result<bool> {
+        let (table, key) = what.table();
         self.write(|tx| {
             let n = tx.execute(
-                "UPDATE clusters SET owner = ?3, updated_ms = ?4
-                 WHERE cluster_id = ?1 AND owner IS ?2",
-                params![cluster_id, from, to, now_ms()],
+                &format!(
+                    "UPDATE {table} SET owner = ?3, updated_ms = ?4 WHERE {key} = ?1 AND owner IS ?2"
+                ),
+                params![id, from, to, now_ms()],
             )?;
             Ok(n == 1)
         })
@@ -352,16 +377,7 @@ impl History {
     /// Record (or clear) a call asked of a cluster (`terminate`) before it is sent.
     /// (The process that asks it owns the cluster's record from then on.)
     pub fn set_cluster_intent(&mut self, cluster_id: &str, intent: Option<&str>) -> Result<()> {
-        let me = crate::owner::me();
-        self.write(|tx| {
-            tx.execute(
-                "UPDATE clusters SET intent = ?2, updated_ms = ?3,
-                     owner = CASE WHEN ?2 IS NULL THEN owner ELSE ?4 END
-                 WHERE cluster_id = ?1",
-                params![cluster_id, intent, now_ms(), me],
-            )?;
-            Ok(())
-        })
+        self.set_intent(Owned::Cluster, &cluster_id, intent)
     }
 
     /// A cluster's state as reconciliation found it, with why (`LOST`, `NOT_CREATED`, or the
@@ -479,18 +495,6 @@ impl History {
             .map_err(|e| self.err(e))?;
         let rows = st.query_map([], lock_row).map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// Who holds job `job_id`, if anyone (alive or not).
-    pub fn job_lock(&self, job_id: i64) -> Result<Option<JobLock>> {
-        self.conn
-            .query_row(
-                "SELECT job_id, owner, command, since_ms FROM job_locks WHERE job_id = ?1",
-                params![job_id],
-                lock_row,
-            )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
@@ -659,7 +663,7 @@ mod tests {
         }
         // unlock by someone else leaves it
         h.unlock_job(1, &me).unwrap();
-        assert_eq!(h.job_lock(1).unwrap().unwrap().owner, init);
+        assert_eq!(h.job_locks().unwrap()[0].owner, init);
         // a dead owner (a reaped child's pid): taken over
         let mut c = std::process::Command::new("true").spawn().unwrap();
         let dead = format!("{}:{}:5", crate::owner::host(), c.id());
@@ -674,7 +678,7 @@ mod tests {
             } => assert_eq!(l.owner, dead),
             other => panic!("{other:?}"),
         }
-        assert_eq!(h.job_lock(1).unwrap().unwrap().owner, me);
+        assert_eq!(h.job_locks().unwrap()[0].owner, me);
     }
 
     #[test]

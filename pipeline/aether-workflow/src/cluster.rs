@@ -186,19 +186,8 @@ fn made_by(h: &mut History, c: &ClusterInfo, token: &str) -> Result<()> {
 /// Terminate a cluster the workflow made and record its state; a failure is told (with what to
 /// run), never silent.
 pub fn end(ws: &Workspace, b: &dyn ClusterBackend, h: &mut History, cluster_id: &str) {
-    // intent before action: a terminate cut short is finished by reconciliation
-    if let Err(e) = h.set_cluster_intent(cluster_id, Some("terminate")) {
-        ws.warn(&format!(
-            "cluster {cluster_id}: the terminate could not be recorded: {e}"
-        ));
-    }
-    match ws.runtime().block_on(b.terminate(cluster_id)) {
-        Ok(c) => {
-            ws.note(&format!("cluster {cluster_id} {}", c.state.as_str()));
-            if let Err(e) = record(h, b, &c, None, None) {
-                ws.warn(&format!("cluster {cluster_id}: not recorded: {e:#}"));
-            }
-        }
+    match terminate_recorded(ws, b, h, cluster_id) {
+        Ok(c) => ws.note(&format!("cluster {cluster_id} {}", c.state.as_str())),
         Err(e) => ws.warn(&format!(
             "terminating cluster {cluster_id} failed: {e}; it may still be running: \
              aether cluster terminate --cluster_id {cluster_id}"
@@ -209,21 +198,38 @@ pub fn end(ws: &Workspace, b: &dyn ClusterBackend, h: &mut History, cluster_id: 
 /// Terminate a cluster by hand (`cluster terminate`): ended, and recorded in the history when
 /// it can be (a history that cannot take it is told; the cluster is gone either way).
 pub fn terminate(ws: &Workspace, b: &dyn ClusterBackend, cluster_id: &str) -> Result<ClusterInfo> {
-    if let Ok(mut h) = ws.history() {
-        reconciled(ws, &mut h);
-        // intent before action (a cluster not on record has no row to mark)
-        if let Err(e) = h.set_cluster_intent(cluster_id, Some("terminate")) {
-            ws.warn(&format!(
-                "cluster {cluster_id}: the terminate could not be recorded first: {e}"
-            ));
+    match ws.history() {
+        Ok(mut h) => {
+            reconciled(ws, &mut h);
+            terminate_recorded(ws, b, &mut h, cluster_id)
         }
+        Err(e) => {
+            let c = ws.runtime().block_on(b.terminate(cluster_id))?;
+            ws.warn(&format!(
+                "cluster {cluster_id} terminated but not recorded: {e:#}"
+            ));
+            Ok(c)
+        }
+    }
+}
+
+/// Terminate a cluster, the terminate on record before the call (a terminate cut short is
+/// finished by reconciliation; a cluster not on record has no row to mark) and its new state
+/// after; a history that cannot take either is told, the platform's answer decides.
+fn terminate_recorded(
+    ws: &Workspace,
+    b: &dyn ClusterBackend,
+    h: &mut History,
+    cluster_id: &str,
+) -> Result<ClusterInfo> {
+    if let Err(e) = h.set_cluster_intent(cluster_id, Some("terminate")) {
+        ws.warn(&format!(
+            "cluster {cluster_id}: the terminate could not be recorded first: {e}"
+        ));
     }
     aether_core::owner::crash_point("terminate:before-call");
     let c = ws.runtime().block_on(b.terminate(cluster_id))?;
-    let recorded = ws
-        .history()
-        .and_then(|mut h| record(&mut h, b, &c, None, None));
-    if let Err(e) = recorded {
+    if let Err(e) = record(h, b, &c, None, None) {
         ws.warn(&format!(
             "cluster {cluster_id} terminated but not recorded: {e:#}"
         ));
@@ -391,10 +397,7 @@ pub fn terminate_idle(ws: &Workspace, b: &dyn ClusterBackend) -> Result<Vec<Clus
             ));
             continue;
         }
-        h.set_cluster_intent(id, Some("terminate"))?;
-        let c = ws.runtime().block_on(b.terminate(id))?;
-        record(&mut h, b, &c, None, None)?;
-        ended.push(c);
+        ended.push(terminate_recorded(ws, b, &mut h, id)?);
     }
     Ok(ended)
 }

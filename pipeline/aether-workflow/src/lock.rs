@@ -28,6 +28,13 @@ impl Drop for JobGuard {
     }
 }
 
+/// The host and pid of an owner, as told.
+fn who(owner: &str) -> (String, String) {
+    aether_core::owner::parse(owner)
+        .map(|(h, p, _)| (h.to_string(), p.to_string()))
+        .unwrap_or_else(|| (owner.to_string(), "?".into()))
+}
+
 /// Take job `job_id` for `command` (e.g. `aether tune`), or say who has it.
 pub fn lock_job(ws: &Workspace, h: &mut History, job_id: i64, command: &str) -> Result<JobGuard> {
     let owner = aether_core::owner::me();
@@ -37,9 +44,7 @@ pub fn lock_job(ws: &Workspace, h: &mut History, job_id: i64, command: &str) -> 
             reentrant,
         } => {
             if let Some(l) = took_over {
-                let (host, pid) = aether_core::owner::parse(&l.owner)
-                    .map(|(h, p, _)| (h.to_string(), p.to_string()))
-                    .unwrap_or_else(|| (l.owner.clone(), "?".into()));
+                let (host, pid) = who(&l.owner);
                 ws.note(&format!(
                     "job {job_id} was held by `{}` (pid {pid} on {host}), which is gone: taken over",
                     l.command
@@ -53,9 +58,7 @@ pub fn lock_job(ws: &Workspace, h: &mut History, job_id: i64, command: &str) -> 
             })
         }
         Locked::Held(l) => {
-            let (host, pid) = aether_core::owner::parse(&l.owner)
-                .map(|(h, p, _)| (h.to_string(), p.to_string()))
-                .unwrap_or_else(|| (l.owner.clone(), "?".into()));
+            let (host, pid) = who(&l.owner);
             let secs = (aether_platform::now_ms() - l.since_ms).max(0) / 1000;
             bail!(
                 "job {job_id} is busy: `{}` (pid {pid} on {host}) has been running on it for {secs} s; \

@@ -292,7 +292,6 @@ fn cluster(
         // a terminate was asked and never answered: finish it
         let t = rt.block_on(b.terminate(&c.cluster_id))?;
         record(h, b, &t, c.job_id, None)?;
-        h.set_cluster_intent(&c.cluster_id, None)?;
         let reason = "its terminate was asked and never answered: terminated".to_string();
         return log(
             h,
@@ -309,8 +308,8 @@ fn cluster(
         );
     }
     if now.state.as_str() != c.state || c.intent.is_some() {
+        // (recording a state clears the intent)
         record(h, b, &now, c.job_id, None)?;
-        h.set_cluster_intent(&c.cluster_id, None)?;
         // a cluster that ended (or whose call was never answered) is a change worth telling;
         // WAITING <-> RUNNING is only recorded
         if now.state.as_str() != c.state && (now.state.is_ended() || c.intent.is_some()) {
@@ -374,6 +373,7 @@ fn run(
     let cid = r.cluster_id.clone().unwrap_or_default();
     let lost = |h: &mut History, out: &mut Outcome, mut r: Run, why: String| -> Result<()> {
         r.status = "LOST".into();
+        r.intent = None;
         r.end_ms.get_or_insert(aether_platform::now_ms());
         r.failure_reason = Some(why.clone());
         h.finish_run(&r)?;

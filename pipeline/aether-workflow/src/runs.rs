@@ -493,8 +493,8 @@ pub fn follow(
                 Some(ref c) if c.contains("cancelling the step failed") => format!("{e}; {c}"),
                 _ => format!("{e}; the step was cancelled"),
             });
+            keep_cancel(ws, &mut run, &i);
             h.finish_run(&run)?;
-            cancel_pending(ws, h, run_id, &i);
             return Err(e.into());
         }
         Ok(Ok(i)) => (i.state.as_str().to_string(), i),
@@ -509,7 +509,6 @@ pub fn follow(
         &info,
         log_wait(&ws.settings, s.platform),
     )?;
-    cancel_pending(ws, h, run_id, &info);
     Ok(RunOutcome {
         state: info.state,
         run,
@@ -517,21 +516,16 @@ pub fn follow(
     })
 }
 
-/// A step whose cancel did not take (still running after it): the cancel stays asked on the
-/// run's record, for the next command's reconciliation to finish.
-fn cancel_pending(ws: &Workspace, h: &mut History, run_id: i64, info: &aether_platform::StepInfo) {
-    if info.state.is_final() {
-        return;
-    }
-    match h.set_run_intent(run_id, Some("cancel")) {
-        Ok(()) => ws.warn(&format!(
-            "run {run_id}: its step {} may still run; the next aether command on the history \
+/// The cancel a run's record keeps asked: none when its step has stopped; `cancel` when it
+/// still runs after one (the next command's reconciliation finishes it), said.
+fn keep_cancel(ws: &Workspace, run: &mut Run, info: &aether_platform::StepInfo) {
+    run.intent = (!info.state.is_final()).then(|| "cancel".to_string());
+    if run.intent.is_some() {
+        ws.warn(&format!(
+            "run {}: its step {} may still run; the next aether command on the history \
              cancels it again (aether history check)",
-            info.step_id
-        )),
-        Err(e) => ws.warn(&format!(
-            "run {run_id}: the cancel could not be kept on record: {e}"
-        )),
+            run.run_id, info.step_id
+        ));
     }
 }
 
@@ -610,6 +604,7 @@ pub fn complete(
     } else {
         run.cost_usd = run.duration_ms.and_then(|d| run_cost(cfg, cluster, d));
     }
+    keep_cancel(ws, run, info);
     h.finish_run(run)?;
     ws.emit(Event::RunFinished(run));
     if let Some(c) = &eks_cost {

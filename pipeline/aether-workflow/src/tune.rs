@@ -236,7 +236,8 @@ pub fn tune_loop(
             "job {job_id} has no definition to run: its event log holds no spark-submit command line; give it as --job \"spark-submit … job.py args\""
         ),
     };
-    let (tune_id, mut its) = match h.unfinished_tune(job_id)? {
+    // (and the session's first config as it started: a run a killed session left is of it)
+    let (tune_id, mut its, first) = match h.unfinished_tune(job_id)? {
         Some(s) => {
             let its = h.iterations(s.tune_id)?;
             ws.note(&format!(
@@ -245,21 +246,22 @@ pub fn tune_loop(
                 its.len(),
                 s.status
             ));
-            (s.tune_id, its)
+            (s.tune_id, its, s.params["first_config_id"].as_i64())
         }
         None => {
+            let first = starting_config(h, job_id)?;
             let params = serde_json::json!({
                 "min": p.min, "max": p.max, "improvement_pct": p.improvement_pct,
                 "time_budget_ms": p.time_budget_ms, "cost_budget_usd": p.cost_budget_usd,
                 "cluster_made": env.cluster_made,
-                "first_config_id": starting_config(h, job_id)?,
+                "first_config_id": first,
             });
             let id = h.start_tune(job_id, env.b.name(), Some(&env.cluster.cluster_id), &params)?;
             ws.note(&format!(
                 "tune session {id} of job {job_id} on {}",
                 env.cluster.cluster_id
             ));
-            (id, Vec::new())
+            (id, Vec::new(), Some(first))
         }
     };
     h.set_tune_status(tune_id, "RUNNING", None, None)?;
@@ -271,13 +273,7 @@ pub fn tune_loop(
     }
     let mut next = match its.last() {
         Some(last) => last.next_config_id.unwrap_or(last.config_id),
-        // the session's first config as it started (a run a killed session left is of it)
-        None => match h
-            .tune_sessions(job_id)?
-            .into_iter()
-            .find(|s| s.tune_id == tune_id)
-            .and_then(|s| s.params["first_config_id"].as_i64())
-        {
+        None => match first {
             Some(c) => c,
             None => starting_config(h, job_id)?,
         },
@@ -553,7 +549,8 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
     let _held = crate::lock::lock_job(ws, &mut h, job_id, "aether tune")?;
     crate::reconcile::reconcile(ws, &mut h, crate::reconcile::Scope::Job(job_id))?;
     // a session left unfinished on another platform resumes there, not here
-    if let Some(s) = h.unfinished_tune(job_id)?
+    let unfinished = h.unfinished_tune(job_id)?;
+    if let Some(s) = &unfinished
         && s.backend != platform.as_str()
         && RunOn::parse(&s.backend).is_some()
     {
@@ -566,8 +563,7 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
         );
     }
     // a session a killed command left, on a cluster it made for the session
-    let stale_cluster = h
-        .unfinished_tune(job_id)?
+    let stale_cluster = unfinished
         .filter(|s| s.params["cluster_made"] == true && s.backend == platform.as_str())
         .and_then(|s| s.cluster_id);
     if let Some(line) = &req.job {
@@ -838,6 +834,30 @@ mod tests {
         (h, job)
     }
 
+    /// A workspace in `dir` (a library user's: no CLI) and a scripted backend writing there.
+    fn scripted(dir: &std::path::Path) -> (Workspace, Scripted) {
+        let cfg = aether_core::ConfigFile::load(&dir.join("config.toml")).unwrap();
+        let ws = Workspace::from_settings(cfg, Some(RunOn::Local)).unwrap();
+        let b = Scripted {
+            dir: dir.to_path_buf(),
+            steps: Mutex::default(),
+            submitted: Mutex::default(),
+        };
+        (ws, b)
+    }
+
+    /// The loop's runs on the scripted backend's cluster.
+    fn env_of<'a>(b: &'a Scripted, c: &'a ClusterInfo) -> TuneEnv<'a> {
+        TuneEnv {
+            b,
+            platform: RunOn::Local,
+            cluster: c,
+            timeout_s: 60,
+            allow_output_overwrite: true,
+            cluster_made: false,
+        }
+    }
+
     #[test]
     fn the_loop_keeps_the_fastest_run_survives_a_failure_and_stops() {
         let d = tempfile::tempdir().unwrap();
@@ -851,23 +871,9 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let first = h.add_config(job, "qualify", &start).unwrap();
-        let cfg = aether_core::ConfigFile::load(&d.path().join("config.toml")).unwrap();
-        // a workspace drives the loop as any library user would: no CLI
-        let ws = Workspace::from_settings(cfg, Some(RunOn::Local)).unwrap();
-        let b = Scripted {
-            dir: d.path().to_path_buf(),
-            steps: Mutex::default(),
-            submitted: Mutex::default(),
-        };
+        let (ws, b) = scripted(d.path());
         let c = cluster();
-        let env = TuneEnv {
-            b: &b,
-            platform: RunOn::Local,
-            cluster: &c,
-            timeout_s: 60,
-            allow_output_overwrite: true,
-            cluster_made: false,
-        };
+        let env = env_of(&b, &c);
         let p = TuneParams {
             min: 3,
             max: 8,
@@ -965,13 +971,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let first = h.add_config(job, "qualify", &start).unwrap();
-        let cfg = aether_core::ConfigFile::load(&d.path().join("config.toml")).unwrap();
-        let ws = Workspace::from_settings(cfg, Some(RunOn::Local)).unwrap();
-        let b = Scripted {
-            dir: d.path().to_path_buf(),
-            steps: Mutex::default(),
-            submitted: Mutex::default(),
-        };
+        let (ws, b) = scripted(d.path());
         let c = cluster();
         // what the killed tune left: its session RUNNING, its run RUNNING by a gone process
         let tune_id = h
@@ -1001,14 +1001,7 @@ mod tests {
                 ..Default::default()
             })
             .unwrap();
-        let env = TuneEnv {
-            b: &b,
-            platform: RunOn::Local,
-            cluster: &c,
-            timeout_s: 60,
-            allow_output_overwrite: true,
-            cluster_made: false,
-        };
+        let env = env_of(&b, &c);
         let p = TuneParams::new(1, Some(2), 5.0).unwrap();
         tune_loop(&ws, &mut h, &env, job, &p).unwrap();
         let its = h.iterations(tune_id).unwrap();

@@ -25,8 +25,9 @@ moto's EMR and S3 (in-process, on 127.0.0.1) plus what moto does not do:
   lost answer: the case that makes non-idempotent calls dangerous to retry);
 - `"delay_s": N` in a fault holds the answer N seconds (with `"when": "after"`, after moto did
   the work): time for a test to interrupt the caller mid-call;
-- `GET /_emulator/state`: every call counted per operation, the clusters, their steps and the
-  step processes still alive; `POST /_emulator/layout` `{"layout": "rolling"}`; `POST
+- `GET /_emulator/state`: every call counted per operation, the clusters, their steps, the
+  step processes still alive, and the RunJobFlow and AddJobFlowSteps requests as received
+  (`requests`: what aether sent, to check field by field); `POST /_emulator/layout` `{"layout": "rolling"}`; `POST
   /_emulator/steps` `{"mode": "fail" | "hang", "count": 1}`; `POST /_emulator/clear_faults` `{}`: the next steps fail as if Spark ran
   out of memory, or never finish; `{"mode": "replay", "event_log": PATH, "sleep_s": N}`: the
   next step runs N seconds and completes with that real event log as its own (no Spark
@@ -88,6 +89,8 @@ OPTS = {"layout": "plain", "step_modes": []}
 RUNS = {}  # step id -> {"proc", "cluster", ...}
 CLUSTER_SEQ = {}  # cluster id -> next application sequence
 IDLE_SINCE = {}  # cluster id -> when it became idle (monotonic)
+RECORDED = ("RunJobFlow", "AddJobFlowSteps")
+REQUESTS = {}  # operation of RECORDED -> the request bodies received, in order
 
 
 def utcnow():
@@ -242,6 +245,9 @@ class Emulator:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
+        if op in RECORDED:
+            with LOCK:
+                REQUESTS.setdefault(op, []).append(body)
         fault = take_fault(op)
         if fault and fault.get("when", "before") == "before":
             time.sleep(fault["delay_s"])
@@ -353,7 +359,7 @@ def state():
                        "tags": r.tags, "role": r.execution_role_arn}
                 for b in eks_backends() for r in b.job_runs.values()}
     return {"calls": CALLS, "clusters": clusters, "alive_steps": alive, "job_runs": job_runs,
-            "faults_left": [f for f in FAULTS if f["count"] > 0]}
+            "faults_left": [f for f in FAULTS if f["count"] > 0], "requests": REQUESTS}
 
 
 def list_instance_fleets(body):

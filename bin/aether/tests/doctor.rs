@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{err, out};
+use common::{doctor_check as check, err, out};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -39,26 +39,6 @@ fn python(script: &str) -> String {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-/// The line of check `name` (its folded detail joined) and its `fix:` line (empty when none).
-fn check(text: &str, name: &str) -> (String, String) {
-    let lines: Vec<&str> = text.lines().collect();
-    let i = lines
-        .iter()
-        .position(|l| l.get(6..).is_some_and(|l| l.starts_with(name)))
-        .unwrap_or_else(|| panic!("no check {name:?} in:\n{text}"));
-    let under: Vec<&str> = lines[i + 1..]
-        .iter()
-        .take_while(|l| l.starts_with("    "))
-        .map(|l| l.trim_start())
-        .collect();
-    let (fix, more): (Vec<&str>, Vec<&str>) = under.iter().partition(|l| l.starts_with("fix: "));
-    let mut line = lines[i].to_string();
-    for m in more {
-        line = format!("{line} {m}");
-    }
-    (line, fix.first().map(|f| f.to_string()).unwrap_or_default())
 }
 
 /// A stand-in for Service Quotas (GetServiceQuota, JSON 1.1) answering `values` per quota
@@ -170,7 +150,7 @@ fn doctor_names_what_fails_and_how_to_fix_it() {
     );
     assert!(fix.contains("aws s3 mb s3://gpu-logs"), "{fix}");
     assert!(
-        text.ends_with("4 FAIL, 2 WARN, 4 OK: fix what FAILs before `aether cluster create`\n"),
+        text.ends_with("4 FAIL, 2 WARN, 5 OK: fix what FAILs before `aether cluster create`\n"),
         "{text}"
     );
 
@@ -284,7 +264,7 @@ s3.create_bucket(Bucket='gpu-logs')
         line.starts_with("OK") && line.contains("vCPUs: 512 in") && line.contains("4 needed for"),
         "{line}"
     );
-    assert!(text.ends_with("0 FAIL, 0 WARN, 10 OK\n"), "{text}");
+    assert!(text.ends_with("0 FAIL, 0 WARN, 11 OK\n"), "{text}");
     let o = doctor(&home, ep, &[], &["--cluster_shape_id", "99"]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(

@@ -283,6 +283,29 @@ pub struct EmrCluster {
     /// How long a finished step's logs are waited for in S3 (EMR copies step logs every few
     /// minutes).
     pub log_wait_s: Option<i64>,
+    /// The subnets of the nodes (none: the region's default VPC).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subnet_ids: Vec<String>,
+    /// The EMR-managed security group of the primary node.
+    pub primary_security_group: Option<String>,
+    /// The EMR-managed security group of the core and task nodes.
+    pub core_security_group: Option<String>,
+    /// The service access security group (clusters in private subnets).
+    pub service_access_security_group: Option<String>,
+    /// Security groups added to every node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub additional_security_groups: Vec<String>,
+    /// The EC2 key pair of the nodes.
+    pub key_name: Option<String>,
+    /// EMR's service role (default `EMR_DefaultRole`).
+    pub service_role: Option<String>,
+    /// The nodes' instance profile (default `EMR_EC2_DefaultRole`).
+    pub instance_profile: Option<String>,
+    /// An EMR security configuration, by name.
+    pub security_configuration: Option<String>,
+    /// Tags of every cluster, `key=value`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// The form a key's value takes.
@@ -316,6 +339,12 @@ pub enum Kind {
     Whole(i64, i64, &'static str),
     /// A name: letters, digits and `-_.:/@`, no spaces.
     Name,
+    /// An AWS resource id with this prefix (`sg-`).
+    AwsId(&'static str),
+    /// AWS resource ids with this prefix (`subnet-`), comma-separated.
+    AwsIds(&'static str),
+    /// Tags, `key=value` comma-separated.
+    Tags,
 }
 
 impl Kind {
@@ -339,6 +368,9 @@ impl Kind {
             Kind::Seconds(lo, hi) => format!("whole seconds from {lo} to {hi}"),
             Kind::Whole(lo, hi, unit) => format!("a whole number of {unit} from {lo} to {hi}"),
             Kind::Name => "a name of letters, digits and -_.:/@ (no spaces)".into(),
+            Kind::AwsId(p) => format!("an id such as {p}0a1b2c3d4e5f67890"),
+            Kind::AwsIds(p) => format!("ids such as {p}0a1b2c3d4e5f67890, comma-separated"),
+            Kind::Tags => "tags key=value, comma-separated, such as team=data,env=test".into(),
         }
     }
 }
@@ -415,6 +447,56 @@ pub const KEYS: &[KeySpec] = &[
         key: "platform.emr.cluster.log_wait_s",
         kind: Kind::Seconds(0, 3600),
         doc: "how long a finished step's logs are waited for in S3; default 600",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.subnet_ids",
+        kind: Kind::AwsIds("subnet-"),
+        doc: "the subnets of the nodes (several: EMR picks the one with capacity, as instance fleets); default: the region's default VPC",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.primary_security_group",
+        kind: Kind::AwsId("sg-"),
+        doc: "the EMR-managed security group of the primary node (EmrManagedMasterSecurityGroup); default: EMR makes one",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.core_security_group",
+        kind: Kind::AwsId("sg-"),
+        doc: "the EMR-managed security group of the core and task nodes (EmrManagedSlaveSecurityGroup); default: EMR makes one",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.service_access_security_group",
+        kind: Kind::AwsId("sg-"),
+        doc: "the service access security group of a cluster in a private subnet (ServiceAccessSecurityGroup)",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.additional_security_groups",
+        kind: Kind::AwsIds("sg-"),
+        doc: "security groups added to every node (AdditionalMaster/SlaveSecurityGroups)",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.key_name",
+        kind: Kind::Name,
+        doc: "the EC2 key pair of the nodes (Ec2KeyName); default: none, no SSH",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.service_role",
+        kind: Kind::Name,
+        doc: "EMR's service role; default EMR_DefaultRole (what aws emr create-default-roles makes)",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.instance_profile",
+        kind: Kind::Name,
+        doc: "the EC2 instance profile of the nodes (JobFlowRole); default EMR_EC2_DefaultRole",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.security_configuration",
+        kind: Kind::Name,
+        doc: "an EMR security configuration (encryption, authentication) by name; default none",
+    },
+    KeySpec {
+        key: "platform.emr.cluster.tags",
+        kind: Kind::Tags,
+        doc: "tags of every cluster aether creates (cost allocation, owner), with aether's own",
     },
     KeySpec {
         key: "platform.emr_eks.region",
@@ -560,6 +642,13 @@ fn is_instance_type(v: &str) -> bool {
         })
 }
 
+/// An AWS resource id: `prefix` then 8 or 17 hex digits (`subnet-0a1b2c3d`, `sg-…`).
+fn is_aws_id(v: &str, prefix: &str) -> bool {
+    v.strip_prefix(prefix).is_some_and(|h| {
+        (h.len() == 8 || h.len() == 17) && h.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}
+
 /// Expand a leading `~/` to the home directory.
 fn expand_home(v: &str) -> String {
     match (v.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -676,6 +765,34 @@ fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
                 return Err(bad());
             }
             toml::Value::String(v.to_string())
+        }
+        Kind::AwsId(prefix) => {
+            if !is_aws_id(v, prefix) {
+                return Err(bad());
+            }
+            toml::Value::String(v.to_string())
+        }
+        Kind::AwsIds(_) | Kind::Tags => {
+            let items: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            let ok = |i: &&str| match spec.kind {
+                Kind::AwsIds(prefix) => is_aws_id(i, prefix),
+                _ => i
+                    .split_once('=')
+                    .is_some_and(|(k, v)| !k.trim().is_empty() && k.len() <= 128 && v.len() <= 256),
+            };
+            if items.is_empty() || !items.iter().all(ok) {
+                return Err(bad());
+            }
+            toml::Value::Array(
+                items
+                    .iter()
+                    .map(|i| toml::Value::String(i.to_string()))
+                    .collect(),
+            )
         }
         Kind::Seconds(lo, hi) | Kind::Whole(lo, hi, _) => match v.parse::<i64>() {
             Ok(n) if (lo..=hi).contains(&n) => toml::Value::Integer(n),
@@ -1036,6 +1153,52 @@ mod tests {
             assert!(e.contains("expected"), "{k}={v}: {e}");
         }
         assert_eq!(c, Config::default(), "failed sets change nothing");
+    }
+
+    #[test]
+    fn the_account_s_network_roles_and_tags() {
+        let mut c = Config::default();
+        c.set(
+            "platform.emr.cluster.subnet_ids",
+            "subnet-0a1b2c3d, subnet-0123456789abcdef0",
+        )
+        .unwrap();
+        c.set("platform.emr.cluster.primary_security_group", "sg-0a1b2c3d")
+            .unwrap();
+        c.set("platform.emr.cluster.service_role", "EMR_DefaultRole_V2")
+            .unwrap();
+        c.set("platform.emr.cluster.tags", "team=data, cost-center=4711")
+            .unwrap();
+        let e = &c.platform.emr.cluster;
+        assert_eq!(
+            e.subnet_ids,
+            ["subnet-0a1b2c3d", "subnet-0123456789abcdef0"]
+        );
+        assert_eq!(e.primary_security_group.as_deref(), Some("sg-0a1b2c3d"));
+        assert_eq!(e.tags, ["team=data", "cost-center=4711"]);
+        assert_eq!(
+            c.get("platform.emr.cluster.subnet_ids").unwrap().as_deref(),
+            Some("subnet-0a1b2c3d,subnet-0123456789abcdef0")
+        );
+        // the file round-trips, checked again when read
+        let back = Config::from_toml(&c.to_toml(), "f.toml").unwrap();
+        assert_eq!(back, c);
+        for (k, v) in [
+            ("platform.emr.cluster.subnet_ids", "sg-0a1b2c3d"),
+            ("platform.emr.cluster.subnet_ids", "subnet-xyz"),
+            (
+                "platform.emr.cluster.core_security_group",
+                "subnet-0a1b2c3d",
+            ),
+            ("platform.emr.cluster.tags", "team"),
+            ("platform.emr.cluster.instance_profile", "my profile"),
+        ] {
+            let e = c.set(k, v).unwrap_err().to_string();
+            assert!(e.contains(k), "{k}={v}: {e}");
+        }
+        c.unset("platform.emr.cluster.subnet_ids").unwrap();
+        assert!(c.platform.emr.cluster.subnet_ids.is_empty());
+        assert_eq!(c.get("platform.emr.cluster.subnet_ids").unwrap(), None);
     }
 
     #[test]

@@ -6,6 +6,16 @@
 //! applications: [Hadoop, Spark]
 //! idleTimeoutSeconds: 1800
 //! tags: {team: data-platform}
+//! # the account's network and roles (AWS's names; the settings' values otherwise)
+//! ec2SubnetIds: [subnet-0a1b2c3d]           # several: EMR picks one (instance fleets)
+//! emrManagedMasterSecurityGroup: sg-0a1b2c3d
+//! emrManagedSlaveSecurityGroup: sg-0e1f2a3b
+//! serviceAccessSecurityGroup: sg-0c4d5e6f    # private subnets
+//! additionalSecurityGroups: [sg-01234567]    # on every node
+//! ec2KeyName: data-platform
+//! serviceRole: EMR_DefaultRole_V2
+//! jobFlowRole: EMR_EC2_DefaultRole           # the nodes' instance profile
+//! securityConfiguration: at-rest-encryption
 //! instanceGroups:
 //!   - name: Primary            # role MASTER, CORE or TASK; else told by the name
 //!     instanceType: m5d.xlarge
@@ -38,6 +48,17 @@ pub struct ClusterFile {
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
     pub instance_groups: Option<Vec<GroupSpec>>,
+    pub ec2_subnet_ids: Option<Vec<String>>,
+    pub emr_managed_master_security_group: Option<String>,
+    pub emr_managed_slave_security_group: Option<String>,
+    pub service_access_security_group: Option<String>,
+    pub additional_security_groups: Option<Vec<String>>,
+    pub ec2_key_name: Option<String>,
+    pub service_role: Option<String>,
+    /// The nodes' instance profile (`instanceProfile` too).
+    #[serde(alias = "instanceProfile")]
+    pub job_flow_role: Option<String>,
+    pub security_configuration: Option<String>,
 }
 
 /// One instance group (or fleet, when spot capacity may fall back to on-demand).
@@ -139,6 +160,58 @@ impl ClusterFile {
                 "idleTimeoutSeconds: {t}: expected 60 to 604800 (EMR's range)"
             ));
         }
+        for (field, ids, prefix) in [
+            ("ec2SubnetIds", self.ec2_subnet_ids.clone(), "subnet-"),
+            (
+                "emrManagedMasterSecurityGroup",
+                self.emr_managed_master_security_group
+                    .clone()
+                    .map(|v| vec![v]),
+                "sg-",
+            ),
+            (
+                "emrManagedSlaveSecurityGroup",
+                self.emr_managed_slave_security_group
+                    .clone()
+                    .map(|v| vec![v]),
+                "sg-",
+            ),
+            (
+                "serviceAccessSecurityGroup",
+                self.service_access_security_group.clone().map(|v| vec![v]),
+                "sg-",
+            ),
+            (
+                "additionalSecurityGroups",
+                self.additional_security_groups.clone(),
+                "sg-",
+            ),
+        ] {
+            for id in ids.iter().flatten() {
+                if !is_aws_id(id, prefix) {
+                    return Err(format!(
+                        "{field}: {id:?}: expected an id such as {prefix}0a1b2c3d4e5f67890"
+                    ));
+                }
+            }
+            if ids.as_ref().is_some_and(|v| v.is_empty()) {
+                return Err(format!(
+                    "{field}: an empty list (leave it out for the settings' value)"
+                ));
+            }
+        }
+        for (field, v) in [
+            ("ec2KeyName", &self.ec2_key_name),
+            ("serviceRole", &self.service_role),
+            ("jobFlowRole", &self.job_flow_role),
+            ("securityConfiguration", &self.security_configuration),
+        ] {
+            if let Some(v) = v
+                && (v.trim().is_empty() || v.len() > 256 || v.chars().any(char::is_whitespace))
+            {
+                return Err(format!("{field}: {v:?}: expected a name without spaces"));
+            }
+        }
         let Some(groups) = &self.instance_groups else {
             return Ok(());
         };
@@ -224,6 +297,13 @@ impl ClusterFile {
     }
 }
 
+/// An AWS resource id: `prefix` then 8 or 17 hex digits (`subnet-0a1b2c3d`, `sg-…`).
+pub fn is_aws_id(v: &str, prefix: &str) -> bool {
+    v.strip_prefix(prefix).is_some_and(|h| {
+        (h.len() == 8 || h.len() == 17) && h.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}
+
 fn is_instance_type(v: &str) -> bool {
     let Some((family, size)) = v.split_once('.') else {
         return false;
@@ -259,6 +339,13 @@ mod tests {
         );
         assert!(f.uses_fleets());
         assert_eq!(g[1].ebs_configuration.as_ref().unwrap().size_in_gb, 200);
+        let net = ClusterFile::parse(
+            "ec2SubnetIds: [subnet-0a1b2c3d, subnet-0123456789abcdef0]\n\
+             emrManagedMasterSecurityGroup: sg-0a1b2c3d\ninstanceProfile: MyNodes\n",
+        )
+        .unwrap();
+        assert_eq!(net.ec2_subnet_ids.unwrap().len(), 2);
+        assert_eq!(net.job_flow_role.as_deref(), Some("MyNodes"));
     }
 
     #[test]
@@ -294,6 +381,21 @@ mod tests {
                 "instanceTyp",
             ),
             (("emrRelease", "emrRelese"), "emrRelese"),
+            (
+                ("applications", "ec2SubnetIds: [subnet-xyz]\napplications"),
+                "ec2SubnetIds: \"subnet-xyz\"",
+            ),
+            (
+                (
+                    "applications",
+                    "serviceAccessSecurityGroup: subnet-0a1b2c3d\napplications",
+                ),
+                "serviceAccessSecurityGroup",
+            ),
+            (
+                ("applications", "serviceRole: my role\napplications"),
+                "serviceRole",
+            ),
         ] {
             let text = GOOD.replacen(edit.0, edit.1, 1);
             let e = ClusterFile::parse(&text).unwrap_err();

@@ -34,7 +34,7 @@ use aws_sdk_emr::types::{
     InstanceRoleType, JobFlowInstancesConfig, MarketType, ScriptBootstrapActionConfig, StepConfig,
     StepState as EmrStepState, Tag,
 };
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// What a cluster needs beyond its shape (the `platform.emr.*` settings).
 #[derive(Clone, Debug)]
@@ -51,8 +51,83 @@ pub struct EmrSettings {
     pub idle_timeout_s: i64,
     /// The primary node's instance type.
     pub primary_instance_type: String,
+    /// EMR's service role (`ServiceRole`).
     pub service_role: String,
+    /// The nodes' EC2 instance profile (`JobFlowRole`).
     pub job_flow_role: String,
+    /// The account's network: subnets, security groups, key pair.
+    pub network: Network,
+    /// An EMR security configuration (encryption, Kerberos, …) by name.
+    pub security_configuration: Option<String>,
+    /// Tags every cluster carries (the account's cost allocation, owner, …).
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// Where a cluster's nodes go (`JobFlowInstancesConfig`): none set is AWS's default, the
+/// region's default VPC, which many production accounts do not have.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Network {
+    /// One subnet (`Ec2SubnetId`), or several for EMR to pick the one with capacity
+    /// (`Ec2SubnetIds`: the cluster is then made of instance fleets, which take them).
+    pub subnet_ids: Vec<String>,
+    /// `EmrManagedMasterSecurityGroup`.
+    pub primary_security_group: Option<String>,
+    /// `EmrManagedSlaveSecurityGroup`.
+    pub core_security_group: Option<String>,
+    /// `ServiceAccessSecurityGroup` (private subnets).
+    pub service_access_security_group: Option<String>,
+    /// `AdditionalMasterSecurityGroups` and `AdditionalSlaveSecurityGroups`.
+    pub additional_security_groups: Vec<String>,
+    /// `Ec2KeyName`: the EC2 key pair for SSH to the nodes.
+    pub key_name: Option<String>,
+}
+
+impl EmrSettings {
+    /// These settings with a `--config_file`'s fields over them (the file wins field by field).
+    pub fn with_file(&self, f: &crate::clusterfile::ClusterFile) -> EmrSettings {
+        let mut s = self.clone();
+        if let Some(r) = &f.emr_release {
+            s.release_label = r.clone();
+        }
+        if let Some(t) = f.idle_timeout_seconds {
+            s.idle_timeout_s = t;
+        }
+        if let Some(v) = &f.ec2_subnet_ids {
+            s.network.subnet_ids = v.clone();
+        }
+        let n = &mut s.network;
+        for (to, from) in [
+            (
+                &mut n.primary_security_group,
+                &f.emr_managed_master_security_group,
+            ),
+            (
+                &mut n.core_security_group,
+                &f.emr_managed_slave_security_group,
+            ),
+            (
+                &mut n.service_access_security_group,
+                &f.service_access_security_group,
+            ),
+            (&mut n.key_name, &f.ec2_key_name),
+            (&mut s.security_configuration, &f.security_configuration),
+        ] {
+            if from.is_some() {
+                to.clone_from(from);
+            }
+        }
+        if let Some(v) = &f.additional_security_groups {
+            s.network.additional_security_groups = v.clone();
+        }
+        if let Some(r) = &f.service_role {
+            s.service_role = r.clone();
+        }
+        if let Some(r) = &f.job_flow_role {
+            s.job_flow_role = r.clone();
+        }
+        s.tags.extend(f.tags.clone());
+        s
+    }
 }
 
 impl Default for EmrSettings {
@@ -64,11 +139,19 @@ impl Default for EmrSettings {
             spark_event_log_dir: None,
             idle_timeout_s: 3600,
             primary_instance_type: "m5d.xlarge".into(),
-            service_role: "EMR_DefaultRole".into(),
-            job_flow_role: "EMR_EC2_DefaultRole".into(),
+            service_role: DEFAULT_SERVICE_ROLE.into(),
+            job_flow_role: DEFAULT_INSTANCE_PROFILE.into(),
+            network: Network::default(),
+            security_configuration: None,
+            tags: Default::default(),
         }
     }
 }
+
+/// EMR's service role when none is set: the one `aws emr create-default-roles` makes.
+pub const DEFAULT_SERVICE_ROLE: &str = "EMR_DefaultRole";
+/// The nodes' instance profile when none is set (`aws emr create-default-roles`).
+pub const DEFAULT_INSTANCE_PROFILE: &str = "EMR_EC2_DefaultRole";
 
 /// The cgroup folder the RAPIDS Accelerator's YARN isolation uses on EMR 7.
 const CGROUP_ROOT: &str = "/spark-rapids-cgroup";
@@ -93,14 +176,8 @@ fn classification(name: &str, props: &[(&str, &str)]) -> Configuration {
 
 /// The configuration classifications of a RAPIDS GPU cluster on EMR 7.
 pub fn rapids_configurations(s: &EmrSettings) -> Vec<Configuration> {
-    let mut spark_defaults = vec![
-        ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
-        (
-            "spark.executor.resource.gpu.discoveryScript",
-            "/usr/lib/spark/scripts/gpu/getGpusResources.sh",
-        ),
-        ("spark.eventLog.enabled", "true"),
-    ];
+    let mut spark_defaults = crate::rapids::cluster_defaults();
+    spark_defaults.push(("spark.eventLog.enabled", "true"));
     if let Some(d) = &s.spark_event_log_dir {
         spark_defaults.push(("spark.eventLog.dir", d.as_str()));
     }
@@ -350,10 +427,170 @@ impl EmrBackend {
     }
 }
 
+impl EmrBackend {
+    /// The settings a cluster of `spec` is made with: the backend's, its `--config_file`'s
+    /// over them.
+    fn settings_for(&self, spec: &ClusterSpec) -> EmrSettings {
+        match &spec.file {
+            Some(f) => self.settings.with_file(f),
+            None => self.settings.clone(),
+        }
+    }
+
+    /// Puts the cgroup bootstrap action under the artifacts path: its URL.
+    async fn put_bootstrap(&self, s: &EmrSettings) -> Result<String> {
+        use object_store::ObjectStoreExt;
+        let url = bootstrap_url(s)?;
+        let loc = aether_ingest::source::s3_location(&url, &self.s3).map_err(|e| io(&url, e))?;
+        loc.store
+            .put(
+                &object_store::path::Path::from(loc.prefix.as_str()),
+                object_store::PutPayload::from(CGROUP_BOOTSTRAP.as_bytes().to_vec()),
+            )
+            .await
+            .map_err(|e| io(format!("putting the bootstrap action to {url}"), e))?;
+        Ok(url)
+    }
+}
+
+/// Where a cluster's cgroup bootstrap action goes: every RAPIDS cluster on EMR 7 needs it (its
+/// YARN GPU isolation mounts `/spark-rapids-cgroup`), so no artifacts path, no cluster.
+fn bootstrap_url(s: &EmrSettings) -> Result<String> {
+    let a = s.artifacts_path.as_deref().ok_or_else(|| {
+        other(
+            "platform.emr.cluster.artifacts_path is not set: the cluster's cgroup bootstrap \
+             action (YARN GPU isolation) is put there (aether config set \
+             platform.emr.cluster.artifacts_path s3://bucket/prefix)",
+        )
+    })?;
+    Ok(format!(
+        "{}/cgroup-bootstrap-action.sh",
+        a.trim_end_matches('/')
+    ))
+}
+
+/// The nodes of a cluster: the `--config_file`'s groups, else an on-demand primary and the
+/// shape's GPU core nodes.
+fn groups_of(spec: &ClusterSpec, s: &EmrSettings) -> Result<Vec<GroupSpec>> {
+    if let Some(g) = spec.file.as_ref().and_then(|f| f.instance_groups.clone()) {
+        return Ok(g);
+    }
+    let instance_type = spec.instance_type.clone().ok_or_else(|| {
+        other("an EMR cluster needs the GPU instance type of its shape (or instanceGroups in --config_file)")
+    })?;
+    Ok(vec![
+        GroupSpec {
+            name: "Primary".into(),
+            role: Some("MASTER".into()),
+            instance_type: s.primary_instance_type.clone(),
+            instance_count: 1,
+            ..Default::default()
+        },
+        GroupSpec {
+            name: "Core GPU".into(),
+            role: Some("CORE".into()),
+            instance_type,
+            instance_count: spec.instance_count.max(1),
+            ..Default::default()
+        },
+    ])
+}
+
+/// NVIDIA GPU instance families the RAPIDS Accelerator runs on.
+const NVIDIA_FAMILIES: &[&str] = &[
+    "g4dn", "g5", "g6", "g6e", "gr6", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
+];
+
+/// What to use instead of refused types: the supported sizes of their families, else the
+/// supported NVIDIA GPU families.
+fn alternatives(groups: &[GroupSpec], supported: &BTreeMap<String, i32>) -> String {
+    let family = |t: &str| t.split('.').next().unwrap_or("").to_string();
+    let mut same: Vec<String> = vec![];
+    for g in groups
+        .iter()
+        .filter(|g| !supported.contains_key(&g.instance_type))
+    {
+        let f = family(&g.instance_type);
+        let mut sizes: Vec<(&String, &i32)> =
+            supported.iter().filter(|(t, _)| family(t) == f).collect();
+        sizes.sort_by_key(|(_, v)| **v);
+        same.extend(sizes.iter().map(|(t, v)| format!("{t} ({v} vCPUs)")));
+    }
+    if !same.is_empty() {
+        return format!("supported instead: {}", same.join(", "));
+    }
+    let mut families: Vec<String> = supported
+        .keys()
+        .map(|t| family(t))
+        .filter(|f| NVIDIA_FAMILIES.contains(&f.as_str()))
+        .collect();
+    families.dedup();
+    if families.is_empty() {
+        "no NVIDIA GPU instance type is supported there".into()
+    } else {
+        format!("NVIDIA GPU families supported: {}", families.join(", "))
+    }
+}
+
+/// EMR ListSupportedInstanceTypes: the instance types `release` runs on in the client's
+/// region, with their vCPUs.
+pub(crate) async fn supported_instance_types(
+    client: &Client,
+    release: &str,
+) -> Result<Vec<(String, i32)>> {
+    let mut types = Vec::new();
+    let mut marker = None;
+    loop {
+        let out = client
+            .list_supported_instance_types()
+            .release_label(release)
+            .set_marker(marker)
+            .send()
+            .await
+            .map_err(|e| sdk("ListSupportedInstanceTypes", e))?;
+        types.extend(
+            out.supported_instance_types()
+                .iter()
+                .filter_map(|t| Some((t.r#type()?.to_string(), t.vcpu().unwrap_or(0)))),
+        );
+        marker = out.marker().map(String::from);
+        if marker.is_none() {
+            return Ok(types);
+        }
+    }
+}
+
 #[async_trait]
 impl ClusterBackend for EmrBackend {
     fn name(&self) -> &'static str {
         "emr"
+    }
+
+    async fn check(&self, spec: &ClusterSpec) -> Result<()> {
+        let s = self.settings_for(spec);
+        let groups = groups_of(spec, &s)?;
+        bootstrap_url(&s)?;
+        let supported: BTreeMap<String, i32> =
+            supported_instance_types(&self.client, &s.release_label)
+                .await?
+                .into_iter()
+                .collect();
+        let region = self.s3.region.as_deref().unwrap_or("this region");
+        let refused: Vec<String> = groups
+            .iter()
+            .filter(|g| !supported.contains_key(&g.instance_type))
+            .map(|g| format!("{} ({})", g.instance_type, g.name))
+            .collect();
+        if refused.is_empty() {
+            return Ok(());
+        }
+        Err(other(format!(
+            "{} not supported by EMR {} in {region} (ListSupportedInstanceTypes): no cluster was \
+             made; {}",
+            refused.join(", "),
+            s.release_label,
+            alternatives(&groups, &supported)
+        )))
     }
 
     async fn create(&self, spec: &ClusterSpec, request_token: &str) -> Result<ClusterInfo> {
@@ -363,58 +600,54 @@ impl ClusterBackend for EmrBackend {
         {
             return Ok(c);
         }
-        let s = &self.settings;
+        // what EMR would refuse (instance types) or a GPU cluster cannot lack (its bootstrap
+        // action), before the call that costs money
+        self.check(spec).await?;
+        let s = &self.settings_for(spec);
         let file = spec.file.clone().unwrap_or_default();
-        // the nodes: the file's groups, else an on-demand primary and the shape's GPU core nodes
-        let groups = match &file.instance_groups {
-            Some(g) => g.clone(),
-            None => {
-                let instance_type = spec.instance_type.clone().ok_or_else(|| {
-                    other("an EMR cluster needs the GPU instance type of its shape (or instanceGroups in --config_file)")
-                })?;
-                vec![
-                    GroupSpec {
-                        name: "Primary".into(),
-                        role: Some("MASTER".into()),
-                        instance_type: s.primary_instance_type.clone(),
-                        instance_count: 1,
-                        ..Default::default()
-                    },
-                    GroupSpec {
-                        name: "Core GPU".into(),
-                        role: Some("CORE".into()),
-                        instance_type,
-                        instance_count: spec.instance_count.max(1),
-                        ..Default::default()
-                    },
-                ]
+        let groups = groups_of(spec, s)?;
+        let bootstrap = self.put_bootstrap(s).await?;
+        let n = &s.network;
+        // several subnets: EMR picks the one with capacity, which only instance fleets take
+        let fleets = file.uses_fleets() || n.subnet_ids.len() > 1;
+        let mut instances = JobFlowInstancesConfig::builder()
+            .keep_job_flow_alive_when_no_steps(true)
+            .set_ec2_key_name(n.key_name.clone())
+            .set_emr_managed_master_security_group(n.primary_security_group.clone())
+            .set_emr_managed_slave_security_group(n.core_security_group.clone())
+            .set_service_access_security_group(n.service_access_security_group.clone());
+        if !n.additional_security_groups.is_empty() {
+            instances = instances
+                .set_additional_master_security_groups(Some(n.additional_security_groups.clone()))
+                .set_additional_slave_security_groups(Some(n.additional_security_groups.clone()));
+        }
+        if fleets {
+            if !n.subnet_ids.is_empty() {
+                instances = instances.set_ec2_subnet_ids(Some(n.subnet_ids.clone()));
             }
-        };
-        let mut instances =
-            JobFlowInstancesConfig::builder().keep_job_flow_alive_when_no_steps(true);
-        if file.uses_fleets() {
             for g in &groups {
                 instances = instances.instance_fleets(fleet_config(g));
             }
         } else {
+            instances = instances.set_ec2_subnet_id(n.subnet_ids.first().cloned());
             for g in &groups {
                 instances = instances.instance_groups(group_config(g));
             }
         }
         let instances = instances.build();
-        let mut tags = spec.tags.clone();
-        tags.extend(file.tags.clone());
+        // the account's tags, then aether's (its job id and request token find the cluster)
+        let mut tags = s.tags.clone();
+        tags.extend(spec.tags.clone());
         tags.insert("aether:request-token".into(), request_token.to_string());
-        let release = file.emr_release.clone().unwrap_or(s.release_label.clone());
         let apps = file
             .applications
             .clone()
             .unwrap_or_else(|| vec!["Hadoop".into(), "Spark".into()]);
-        let mut req = self
+        let req = self
             .client
             .run_job_flow()
             .name(&spec.name)
-            .release_label(&release)
+            .release_label(&s.release_label)
             .set_applications(Some(
                 apps.iter()
                     .map(|a| Application::builder().name(a).build())
@@ -424,33 +657,29 @@ impl ClusterBackend for EmrBackend {
             .instances(instances)
             .auto_termination_policy(
                 AutoTerminationPolicy::builder()
-                    .idle_timeout(file.idle_timeout_seconds.unwrap_or(s.idle_timeout_s))
+                    .idle_timeout(s.idle_timeout_s)
                     .build(),
             )
             .service_role(&s.service_role)
             .job_flow_role(&s.job_flow_role)
+            .set_security_configuration(s.security_configuration.clone())
             .visible_to_all_users(true)
             .set_tags(Some(
                 tags.iter()
                     .map(|(k, v)| Tag::builder().key(k).value(v).build())
                     .collect(),
             ))
-            .set_log_uri(s.log_uri.clone());
-        if let Some(a) = &s.artifacts_path {
-            req = req.bootstrap_actions(
+            .set_log_uri(s.log_uri.clone())
+            .bootstrap_actions(
                 BootstrapActionConfig::builder()
                     .name("RAPIDS cgroup (YARN GPU isolation)")
                     .script_bootstrap_action(
                         ScriptBootstrapActionConfig::builder()
-                            .path(format!(
-                                "{}/cgroup-bootstrap-action.sh",
-                                a.trim_end_matches('/')
-                            ))
+                            .path(bootstrap)
                             .build(),
                     )
                     .build(),
             );
-        }
         // RunJobFlow is sent without the SDK's retries: an answer lost after EMR made the
         // cluster would make a second one. Each retry first looks for the token's cluster.
         let mut attempt = 0;
@@ -625,15 +854,9 @@ impl ClusterBackend for EmrBackend {
     }
 
     async fn submit(&self, cluster_id: &str, step: &StepRequest) -> Result<StepInfo> {
-        let c = self.describe(cluster_id).await?;
-        if c.state.is_ended() {
-            return Err(PlatformError::NotRunning {
-                cluster: cluster_id.to_string(),
-                state: c.state.as_str().to_string(),
-            });
-        }
-        // the job's confs and the run's over them; placeholders never reach Spark
-        let conf: std::collections::BTreeMap<String, String> = step
+        // the job's confs and the run's over them; placeholders never reach Spark; the GPU
+        // settings every RAPIDS step needs, checked before anything is sent
+        let mut conf: std::collections::BTreeMap<String, String> = step
             .conf
             .iter()
             .filter(|(_, v)| !crate::is_placeholder(v))
@@ -641,6 +864,16 @@ impl ClusterBackend for EmrBackend {
             .collect();
         let mut job = step.job.clone();
         job.conf.retain(|_, v| !crate::is_placeholder(v));
+        let gpu = crate::rapids::gpu_conf(&job.conf, &conf, crate::rapids::Runtime::Yarn)
+            .map_err(|e| other(format!("step {}: {e}", step.name)))?;
+        conf.extend(gpu);
+        let c = self.describe(cluster_id).await?;
+        if c.state.is_ended() {
+            return Err(PlatformError::NotRunning {
+                cluster: cluster_id.to_string(),
+                state: c.state.as_str().to_string(),
+            });
+        }
         let mut args = vec!["spark-submit".to_string()];
         args.extend(job.submit_args(&conf));
         let jar = HadoopJarStepConfig::builder()
@@ -1116,6 +1349,76 @@ mod tests {
     }
 
     #[test]
+    fn no_cluster_without_its_bootstrap_action() {
+        let e = bootstrap_url(&EmrSettings::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("platform.emr.cluster.artifacts_path"),
+            "{e}"
+        );
+        let s = EmrSettings {
+            artifacts_path: Some("s3://b/aether/".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            bootstrap_url(&s).unwrap(),
+            "s3://b/aether/cgroup-bootstrap-action.sh"
+        );
+    }
+
+    #[test]
+    fn a_cluster_file_over_the_settings() {
+        let s = EmrSettings {
+            network: Network {
+                subnet_ids: vec!["subnet-0a1b2c3d".into()],
+                key_name: Some("k".into()),
+                ..Default::default()
+            },
+            tags: [("team".to_string(), "a".to_string())].into(),
+            ..Default::default()
+        };
+        let f = crate::clusterfile::ClusterFile::parse(
+            "ec2SubnetIds: [subnet-0e1f2a3b]\nserviceRole: R\ntags: {owner: o}\nemrRelease: emr-7.10.0\n",
+        )
+        .unwrap();
+        let m = s.with_file(&f);
+        assert_eq!(m.network.subnet_ids, ["subnet-0e1f2a3b"]);
+        assert_eq!(m.network.key_name.as_deref(), Some("k"));
+        assert_eq!(m.service_role, "R");
+        assert_eq!(m.job_flow_role, DEFAULT_INSTANCE_PROFILE);
+        assert_eq!(m.release_label, "emr-7.10.0");
+        assert_eq!(m.tags.len(), 2);
+    }
+
+    #[test]
+    fn refused_types_come_with_alternatives() {
+        let supported: BTreeMap<String, i32> = [
+            ("g5.xlarge", 4),
+            ("g5.2xlarge", 8),
+            ("g4dn.xlarge", 4),
+            ("m5d.xlarge", 4),
+        ]
+        .iter()
+        .map(|(t, v)| (t.to_string(), *v))
+        .collect();
+        let g = |t: &str| GroupSpec {
+            name: "Core GPU".into(),
+            instance_type: t.into(),
+            instance_count: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            alternatives(&[g("g5.48xlarge")], &supported),
+            "supported instead: g5.xlarge (4 vCPUs), g5.2xlarge (8 vCPUs)"
+        );
+        assert_eq!(
+            alternatives(&[g("g4ad.xlarge")], &supported),
+            "NVIDIA GPU families supported: g4dn, g5"
+        );
+        assert!(alternatives(&[g("g4ad.xlarge")], &BTreeMap::new()).starts_with("no NVIDIA"));
+    }
+
+    #[test]
     fn the_rapids_classifications_of_emr_7() {
         let s = EmrSettings {
             spark_event_log_dir: Some("s3://b/spark-logs/".into()),
@@ -1152,6 +1455,14 @@ mod tests {
         assert_eq!(
             prop("spark-defaults", "spark.eventLog.dir").as_deref(),
             Some("s3://b/spark-logs/")
+        );
+        assert_eq!(
+            prop("spark-defaults", "spark.executor.resource.gpu.amount").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            prop("spark-defaults", "spark.executor.extraLibraryPath").as_deref(),
+            Some(crate::rapids::CUDA_LIBRARY_PATH)
         );
         let ce = by("container-executor").configurations();
         assert_eq!(ce.len(), 2);

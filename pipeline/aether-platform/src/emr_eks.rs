@@ -147,18 +147,22 @@ fn platform_owned(key: &str) -> bool {
 }
 
 /// The sparkSubmitParameters of a run: the job's options, class and `--conf`s with the run's
-/// over them, and the GPU settings a RAPIDS run on Kubernetes needs where none is given.
+/// over them, and the GPU settings a RAPIDS run on Kubernetes needs ([`crate::rapids`]: added
+/// where none is given, refused where no GPU run can take them).
 pub fn submit_parameters(
     job: &crate::JobDefinition,
     conf: &BTreeMap<String, String>,
     executors: i64,
-) -> Vec<String> {
+) -> std::result::Result<Vec<String>, String> {
     let mut all = job.conf.clone();
     all.extend(conf.iter().map(|(k, v)| (k.clone(), v.clone())));
     all.retain(|k, v| !platform_owned(k) && !crate::is_placeholder(v));
+    all.extend(crate::rapids::gpu_conf(
+        &BTreeMap::new(),
+        &all,
+        crate::rapids::Runtime::Kubernetes,
+    )?);
     let defaults = [
-        ("spark.plugins", "com.nvidia.spark.SQLPlugin".to_string()),
-        ("spark.executor.resource.gpu.amount", "1".to_string()),
         // the pods ask Kubernetes for nvidia.com/gpu
         (
             "spark.executor.resource.gpu.vendor",
@@ -187,7 +191,7 @@ pub fn submit_parameters(
         out.push("--conf".into());
         out.push(format!("{k}={v}"));
     }
-    out
+    Ok(out)
 }
 
 /// Words joined so that a shell-like split gives them back (sparkSubmitParameters is one
@@ -656,7 +660,8 @@ impl ClusterBackend for EmrEksBackend {
                  measures it (aether config set platform.emr_eks.spark_event_log_dir s3://bucket/prefix)",
             )
         })?;
-        let params = submit_parameters(&step.job, &step.conf, l.spec.instance_count);
+        let params = submit_parameters(&step.job, &step.conf, l.spec.instance_count)
+            .map_err(|e| other(format!("run {}: {e}", step.name)))?;
         let driver = SparkSubmitJobDriver::builder()
             .entry_point(&step.job.main)
             .set_entry_point_arguments(Some(step.job.args.clone()))
@@ -932,7 +937,7 @@ mod tests {
             "[FILL_IN_VALUE]".into(),
         );
         conf.insert("spark.executor.instances".into(), "3".into());
-        let p = submit_parameters(&job, &conf, 2);
+        let p = submit_parameters(&job, &conf, 2).unwrap();
         let text = p.join(" ");
         assert!(text.starts_with("--py-files s3://c/lib.zip "), "{text}");
         assert!(text.contains("spark.sql.shuffle.partitions=64"), "{text}");

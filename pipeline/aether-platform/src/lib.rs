@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 pub mod cloudwatch;
 pub mod clusterfile;
+pub mod ec2;
 pub mod emr;
 pub mod emr_eks;
 pub mod jobdef;
@@ -25,6 +26,7 @@ pub mod k8s_schema;
 pub mod karpenter;
 pub mod local;
 pub mod preflight;
+pub mod rapids;
 pub mod sandbox;
 
 pub use jobdef::{JobDefinition, JobDefinitionError};
@@ -195,6 +197,13 @@ pub struct StepInfo {
 pub trait ClusterBackend: Send + Sync {
     /// The backend's name (`local`, `emr`).
     fn name(&self) -> &'static str;
+    /// What the platform would refuse of a cluster of `spec` (an instance type it does not
+    /// support, a setting the cluster cannot lack), asked before anything is made or recorded;
+    /// `create` asks it too.
+    async fn check(&self, spec: &ClusterSpec) -> Result<()> {
+        let _ = spec;
+        Ok(())
+    }
     /// Start a cluster. A request token already used returns the cluster made for it instead
     /// of a second one.
     async fn create(&self, spec: &ClusterSpec, request_token: &str) -> Result<ClusterInfo>;

@@ -2,8 +2,9 @@
 //! the credentials are (STS GetCallerIdentity), whether the roles EMR needs exist and trust the
 //! right service (IAM GetRole, GetInstanceProfile), whether an S3 location takes a write (a
 //! probe object put and deleted through object_store, as aether writes artifacts), the releases
-//! and instance types EMR offers in the region (ListReleaseLabels, ListSupportedInstanceTypes:
-//! no EC2 client needed) and the EC2 vCPU quotas of GPU instances (Service Quotas).
+//! and instance types EMR offers in the region (ListReleaseLabels, ListSupportedInstanceTypes),
+//! the network the nodes go to (subnets, their VPC's DNS, security groups, key pair: [`crate::ec2`]),
+//! an EMR security configuration, and the EC2 vCPU quotas of GPU instances (Service Quotas).
 //!
 //! Facts only, each call on its own (one failing says nothing of the others); what they mean
 //! and what to fix is the workflow's (`aether_workflow::doctor`). Credentials, region and
@@ -215,25 +216,30 @@ impl Aws {
     /// EMR ListSupportedInstanceTypes: the instance types `release` runs on in the region, with
     /// their vCPUs.
     pub async fn instance_types(&self, release: &str) -> Result<Vec<(String, i32)>> {
-        let client = aws_sdk_emr::Client::new(&self.conf);
-        let mut types = Vec::new();
-        let mut marker = None;
-        loop {
-            let out = client
-                .list_supported_instance_types()
-                .release_label(release)
-                .set_marker(marker)
-                .send()
-                .await
-                .map_err(|e| sdk_error("EMR", "ListSupportedInstanceTypes", e))?;
-            types.extend(
-                out.supported_instance_types()
-                    .iter()
-                    .filter_map(|t| Some((t.r#type()?.to_string(), t.vcpu().unwrap_or(0)))),
-            );
-            marker = out.marker().map(String::from);
-            if marker.is_none() {
-                return Ok(types);
+        crate::emr::supported_instance_types(&aws_sdk_emr::Client::new(&self.conf), release).await
+    }
+
+    /// The EC2 facts of the network (subnets, VPCs, security groups, key pairs).
+    pub fn ec2(&self) -> crate::ec2::Ec2 {
+        crate::ec2::Ec2::new(&self.conf)
+    }
+
+    /// EMR DescribeSecurityConfiguration: whether the security configuration `name` exists.
+    pub async fn security_configuration(&self, name: &str) -> Result<bool> {
+        match aws_sdk_emr::Client::new(&self.conf)
+            .describe_security_configuration()
+            .name(name)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                let text = sdk_error("EMR", "DescribeSecurityConfiguration", e).to_string();
+                if text.contains("InvalidRequest") || text.contains("does not exist") {
+                    Ok(false)
+                } else {
+                    Err(PlatformError::Other(text))
+                }
             }
         }
     }

@@ -6,7 +6,7 @@ use crate::workspace::Workspace;
 use aether_core::History;
 use aether_core::RunOn;
 use aether_platform::{ClusterBackend, ClusterInfo, ClusterSpec};
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use std::time::Duration;
 
 /// What a cluster is made from (`cluster create`, a cluster made for one submit or tune).
@@ -90,9 +90,9 @@ pub fn create(
     });
     spec.tags
         .insert("aether:request-token".into(), token.clone());
-    if platform == RunOn::Emr {
-        upload_bootstrap(ws)?;
-    }
+    // what the platform would refuse (an instance type it does not support, no place for the
+    // bootstrap action): said before anything is recorded or made
+    rt.block_on(b.check(&spec))?;
     // intent before action: the cluster is on record (by its request token) before it exists
     h.intend_cluster(
         &token,
@@ -404,30 +404,3 @@ pub fn terminate_idle(ws: &Workspace, b: &dyn ClusterBackend) -> Result<Vec<Clus
 
 /// A cluster's state in the history (reconciliation records with it too).
 pub use crate::reconcile::record;
-
-/// Puts the cgroup bootstrap action an EMR 7 RAPIDS cluster needs under the artifacts path
-/// (`s3://bucket/prefix/cgroup-bootstrap-action.sh`), where `cluster create` points EMR to it.
-fn upload_bootstrap(ws: &Workspace) -> Result<()> {
-    use object_store::ObjectStoreExt;
-    let url = ws.settings.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
-        anyhow!(
-            "platform.emr.cluster.artifacts_path is not set: the cluster's bootstrap action is put there \
-             (aether config set platform.emr.cluster.artifacts_path s3://bucket/prefix)"
-        )
-    })?;
-    let s3 = aether_ingest::source::s3_location(url, &ws.s3())
-        .map_err(|e| anyhow!("platform.emr.cluster.artifacts_path {url}: {e}"))?;
-    let key = object_store::path::Path::from(
-        format!("{}/cgroup-bootstrap-action.sh", s3.prefix).trim_start_matches('/'),
-    );
-    let store = s3.store;
-    ws.runtime()
-        .block_on(store.put(
-            &key,
-            object_store::PutPayload::from(
-                aether_platform::emr::CGROUP_BOOTSTRAP.as_bytes().to_vec(),
-            ),
-        ))
-        .with_context(|| format!("putting the bootstrap action to {url}"))?;
-    Ok(())
-}

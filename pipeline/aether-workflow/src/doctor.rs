@@ -1,7 +1,9 @@
 //! `aether doctor`: before the first real `cluster create`, what an emulator never checks —
 //! credentials and region, EMR's service role and instance profile, the artifacts and logs
 //! buckets writable, the release label offered (and EMR 7, where aether's RAPIDS cluster
-//! configuration applies), the GPU instance types offered for it in the region and the EC2 vCPU
+//! configuration applies), the network the nodes go to (the subnets, or the default VPC many
+//! production accounts lack; the VPC's DNS; the security groups, key pair and security
+//! configuration when set), the GPU instance types offered for it in the region and the EC2 vCPU
 //! quota they count against (often 0 in a new account). Each check is OK, WARN, FAIL (or SKIP
 //! when an earlier failure makes it moot) with what to fix.
 //!
@@ -200,6 +202,7 @@ pub fn doctor(ws: &Workspace, shape_id: Option<i64>) -> Result<Doctor> {
         "instance profile",
         "artifacts bucket",
         "logs bucket",
+        "network",
         "release label",
         "instance types",
         "GPU vCPU quota",
@@ -259,6 +262,7 @@ pub fn doctor(ws: &Workspace, shape_id: Option<i64>) -> Result<Doctor> {
     ] {
         checks.push(bucket_check(&aws, ws, name, key, url.as_deref(), &region));
     }
+    checks.extend(network_checks(&aws, rt, &s, &region));
     let release = release_check(&plan, rt.block_on(aws.release_labels()), &region);
     let offered = release.status != Status::Fail;
     checks.push(release);
@@ -323,6 +327,21 @@ fn platform_check(ws: &Workspace) -> Check {
 
 const CREATE_DEFAULT_ROLES: &str = "aws emr create-default-roles";
 
+/// How to make a missing role (or profile) `name` of setting `key`: AWS's default roles when it
+/// is the default name, else the setting to point at an existing one.
+fn make_role(name: &str, default: &str, key: &str, region: &str) -> String {
+    if name == default {
+        format!(
+            "{CREATE_DEFAULT_ROLES} --region {region} (makes {default} and the EMR_EC2_DefaultRole instance profile)"
+        )
+    } else {
+        format!(
+            "create {name} in IAM, or name an existing one: aether config set {key} NAME \
+             (`{CREATE_DEFAULT_ROLES} --region {region}` makes {default})"
+        )
+    }
+}
+
 fn service_role_check(
     r: aether_platform::Result<Option<preflight::Role>>,
     name: &str,
@@ -346,9 +365,11 @@ fn service_role_check(
                 "IAM role {name} (EMR's service role, which cluster create names) does not exist"
             ),
         )
-        .fix(format!(
-            "{CREATE_DEFAULT_ROLES} --region {region} (makes {name} and the EMR_EC2_DefaultRole \
-             instance profile)"
+        .fix(make_role(
+            name,
+            aether_platform::emr::DEFAULT_SERVICE_ROLE,
+            "platform.emr.cluster.service_role",
+            region,
         )),
         Err(e) => c(Status::Warn, format!("{name} not checked: {e}")).fix(
             "allow iam:GetRole and iam:GetInstanceProfile (docs/aws-setup.md), or check the role \
@@ -387,7 +408,12 @@ fn instance_profile_check(
             Status::Fail,
             format!("{name} (the EMR nodes' instance profile cluster create names) does not exist"),
         )
-        .fix(format!("{CREATE_DEFAULT_ROLES} --region {region}")),
+        .fix(make_role(
+            name,
+            aether_platform::emr::DEFAULT_INSTANCE_PROFILE,
+            "platform.emr.cluster.instance_profile",
+            region,
+        )),
         Err(e) => c(Status::Warn, format!("{name} not checked: {e}")).fix(
             "allow iam:GetInstanceProfile (docs/aws-setup.md), or check it in the IAM console",
         ),
@@ -453,6 +479,259 @@ fn bucket_check(
             format!("{url} ({key}): a probe write failed: {e}"),
         ),
     }
+}
+
+/// The network the nodes go to: the subnets (or the region's default VPC, AWS's default, which
+/// many production accounts lack), their VPC's DNS (EMR needs hostnames and resolution on),
+/// the security groups (existing, in that VPC, EMR's pairs complete), the key pair and the
+/// security configuration when set.
+fn network_checks(
+    aws: &Aws,
+    rt: &tokio::runtime::Runtime,
+    s: &aether_platform::emr::EmrSettings,
+    region: &str,
+) -> Vec<Check> {
+    const SUBNETS: &str = "platform.emr.cluster.subnet_ids";
+    let ec2 = aws.ec2();
+    let n = &s.network;
+    let mut out = vec![];
+    let c = |st, d: String| check("network", st, d);
+    let not_checked = |e: &dyn std::fmt::Display| {
+        c(Status::Warn, format!("not checked: {e}")).fix(
+            "allow ec2:DescribeSubnets, ec2:DescribeVpcs, ec2:DescribeVpcAttribute, \
+             ec2:DescribeSecurityGroups, ec2:DescribeKeyPairs (docs/aws-setup.md)",
+        )
+    };
+    // the VPC the nodes go to
+    let mut vpc = None;
+    let mut private = false;
+    if n.subnet_ids.is_empty() {
+        out.push(match rt.block_on(ec2.default_vpc()) {
+            Ok(Some(v)) => {
+                vpc = Some(v.id.clone());
+                c(
+                    Status::Ok,
+                    format!(
+                        "no subnet set: the nodes go to the default VPC {} of {region} (AWS's default)",
+                        v.id
+                    ),
+                )
+            }
+            Ok(None) => c(
+                Status::Fail,
+                format!(
+                    "no subnet set ({SUBNETS}) and {region} has no default VPC: EMR would refuse \
+                     the cluster"
+                ),
+            )
+            .fix(format!("aether config set {SUBNETS} subnet-…")),
+            Err(e) => not_checked(&e),
+        });
+    } else {
+        let mut found = vec![];
+        let mut missing = vec![];
+        let mut failed = None;
+        for id in &n.subnet_ids {
+            match rt.block_on(ec2.subnet(id)) {
+                Ok(Some(sn)) => found.push(sn),
+                Ok(None) => missing.push(id.clone()),
+                Err(e) => failed = Some(e),
+            }
+        }
+        let vpcs: std::collections::BTreeSet<&str> =
+            found.iter().map(|s| s.vpc_id.as_str()).collect();
+        if let Some(e) = failed {
+            out.push(not_checked(&e));
+        } else if !missing.is_empty() {
+            out.push(
+                c(
+                    Status::Fail,
+                    format!(
+                        "subnet {} of {SUBNETS} does not exist in {region}",
+                        missing.join(", ")
+                    ),
+                )
+                .fix(format!(
+                    "aether config set {SUBNETS} with subnets `aws ec2 describe-subnets --region {region}` lists"
+                )),
+            );
+        } else if vpcs.len() > 1 {
+            out.push(
+                c(
+                    Status::Fail,
+                    format!(
+                        "the subnets of {SUBNETS} are in {} VPCs ({}): a cluster's nodes share one",
+                        vpcs.len(),
+                        vpcs.iter().copied().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .fix(format!(
+                    "aether config set {SUBNETS} with subnets of one VPC"
+                )),
+            );
+        } else {
+            vpc = vpcs.first().map(|v| v.to_string());
+            private = found.iter().any(|s| !s.map_public_ip);
+            let zones: Vec<String> = found
+                .iter()
+                .map(|s| format!("{} ({})", s.id, s.availability_zone))
+                .collect();
+            out.push(c(
+                Status::Ok,
+                format!(
+                    "subnets {} in {}{}",
+                    zones.join(", "),
+                    vpc.as_deref().unwrap_or("?"),
+                    if private {
+                        "; private: the nodes need a route to S3 (a gateway endpoint or NAT)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    }
+    // its DNS: EMR resolves the nodes by their private DNS names
+    if let Some(v) = &vpc {
+        let mut off = vec![];
+        let mut err = None;
+        for attr in ["enableDnsSupport", "enableDnsHostnames"] {
+            match rt.block_on(ec2.vpc_attribute(v, attr)) {
+                Ok(true) => {}
+                Ok(false) => off.push(attr),
+                Err(e) => err = Some(e),
+            }
+        }
+        if let Some(e) = err {
+            out.push(not_checked(&e));
+        } else if !off.is_empty() {
+            let last = out.len() - 1;
+            out[last] = c(
+                Status::Fail,
+                format!(
+                    "VPC {v}: {} off: EMR needs DNS resolution and DNS hostnames on",
+                    off.join(" and ")
+                ),
+            )
+            .fix(format!(
+                "aws ec2 modify-vpc-attribute --vpc-id {v} --{} '{{\"Value\":true}}' --region {region} \
+                 (once per attribute)",
+                if off.contains(&"enableDnsHostnames") {
+                    "enable-dns-hostnames"
+                } else {
+                    "enable-dns-support"
+                }
+            ));
+        }
+    }
+    // security groups
+    let named: Vec<(&str, &String)> = [
+        ("primary_security_group", n.primary_security_group.as_ref()),
+        ("core_security_group", n.core_security_group.as_ref()),
+        (
+            "service_access_security_group",
+            n.service_access_security_group.as_ref(),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .chain(
+        n.additional_security_groups
+            .iter()
+            .map(|g| ("additional_security_groups", g)),
+    )
+    .collect();
+    if !named.is_empty() {
+        let c = |st, d: String| check("security groups", st, d);
+        let mut problems = vec![];
+        let mut err = None;
+        for (key, id) in &named {
+            match rt.block_on(ec2.security_group(id)) {
+                Ok(Some(g)) if vpc.as_deref().is_some_and(|v| v != g.vpc_id) => {
+                    problems.push(format!(
+                        "{id} ({key}) is in {}, not the nodes' VPC {}",
+                        g.vpc_id,
+                        vpc.as_deref().unwrap_or("")
+                    ))
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => problems.push(format!("{id} ({key}) does not exist in {region}")),
+                Err(e) => err = Some(e),
+            }
+        }
+        if n.primary_security_group.is_some() != n.core_security_group.is_some() {
+            problems.push(
+                "EMR takes the primary and core managed security groups together: set both or neither"
+                    .into(),
+            );
+        }
+        if private
+            && n.primary_security_group.is_some()
+            && n.service_access_security_group.is_none()
+        {
+            problems.push(
+                "a private subnet with custom managed security groups needs a service access \
+                 security group (service_access_security_group)"
+                    .into(),
+            );
+        }
+        out.push(if !problems.is_empty() {
+            c(Status::Fail, problems.join("; "))
+                .fix("aether config set platform.emr.cluster.<key> sg-… (groups of the nodes' VPC)")
+        } else if let Some(e) = err {
+            c(Status::Warn, format!("not checked: {e}"))
+                .fix("allow ec2:DescribeSecurityGroups (docs/aws-setup.md)")
+        } else {
+            c(
+                Status::Ok,
+                format!(
+                    "{} in {}",
+                    named
+                        .iter()
+                        .map(|(k, id)| format!("{id} ({k})"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    vpc.as_deref().unwrap_or("their VPC")
+                ),
+            )
+        });
+    }
+    if let Some(k) = &n.key_name {
+        let c = |st, d: String| check("key pair", st, d);
+        out.push(match rt.block_on(ec2.key_pair_exists(k)) {
+            Ok(true) => c(Status::Ok, format!("{k} in {region}")),
+            Ok(false) => c(
+                Status::Fail,
+                format!("key pair {k} (platform.emr.cluster.key_name) does not exist in {region}"),
+            )
+            .fix(format!(
+                "aws ec2 create-key-pair --key-name {k} --region {region}, or aether config unset \
+                 platform.emr.cluster.key_name"
+            )),
+            Err(e) => c(Status::Warn, format!("{k} not checked: {e}"))
+                .fix("allow ec2:DescribeKeyPairs (docs/aws-setup.md)"),
+        });
+    }
+    if let Some(name) = &s.security_configuration {
+        let c = |st, d: String| check("security config", st, d);
+        out.push(match rt.block_on(aws.security_configuration(name)) {
+            Ok(true) => c(Status::Ok, format!("{name} in {region}")),
+            Ok(false) => c(
+                Status::Fail,
+                format!(
+                    "EMR security configuration {name} (platform.emr.cluster.security_configuration) \
+                     does not exist in {region}"
+                ),
+            )
+            .fix(format!(
+                "aws emr list-security-configurations --region {region}, then aether config set \
+                 platform.emr.cluster.security_configuration NAME"
+            )),
+            Err(e) => c(Status::Warn, format!("{name} not checked: {e}"))
+                .fix("allow elasticmapreduce:DescribeSecurityConfiguration (docs/aws-setup.md)"),
+        });
+    }
+    out
 }
 
 /// `emr-7.9.0` → (7, 9, 0); `None` for a label of another form.

@@ -189,6 +189,7 @@ impl Workspace {
     /// (release, roles, buckets, primary node).
     pub fn emr_settings(&self) -> aether_platform::emr::EmrSettings {
         let e = &self.settings.config.platform.emr;
+        let c = &e.cluster;
         let d = aether_platform::emr::EmrSettings::default();
         aether_platform::emr::EmrSettings {
             log_uri: e.cluster.log_path.clone(),
@@ -196,6 +197,26 @@ impl Workspace {
             spark_event_log_dir: e.spark_event_log_dir.clone(),
             release_label: e.release_label.clone().unwrap_or(d.release_label.clone()),
             idle_timeout_s: e.cluster.idle_timeout_s.unwrap_or(d.idle_timeout_s),
+            service_role: c.service_role.clone().unwrap_or(d.service_role.clone()),
+            job_flow_role: c
+                .instance_profile
+                .clone()
+                .unwrap_or(d.job_flow_role.clone()),
+            network: aether_platform::emr::Network {
+                subnet_ids: c.subnet_ids.clone(),
+                primary_security_group: c.primary_security_group.clone(),
+                core_security_group: c.core_security_group.clone(),
+                service_access_security_group: c.service_access_security_group.clone(),
+                additional_security_groups: c.additional_security_groups.clone(),
+                key_name: c.key_name.clone(),
+            },
+            security_configuration: c.security_configuration.clone(),
+            tags: c
+                .tags
+                .iter()
+                .filter_map(|t| t.split_once('='))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect(),
             ..d
         }
     }

@@ -13,6 +13,27 @@ pub fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The line of `aether doctor` check `name` (its folded detail joined) and its `fix:` line
+/// (empty when none).
+pub fn doctor_check(text: &str, name: &str) -> (String, String) {
+    let lines: Vec<&str> = text.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.get(6..).is_some_and(|l| l.starts_with(name)))
+        .unwrap_or_else(|| panic!("no check {name:?} in:\n{text}"));
+    let mut line = lines[i].to_string();
+    let mut fix = String::new();
+    for l in lines[i + 1..].iter().take_while(|l| l.starts_with("    ")) {
+        let l = l.trim_start();
+        if l.starts_with("fix: ") {
+            fix = l.to_string();
+        } else {
+            line = format!("{line} {l}");
+        }
+    }
+    (line, fix)
+}
+
 /// Wait (polling every 200 ms) until `f` holds; fails the test after `secs` seconds.
 pub fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
     let t = std::time::Instant::now();

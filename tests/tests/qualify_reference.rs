@@ -35,6 +35,7 @@ fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
         gpu_families: vec!["g6".into()],
         batch_logs,
         derive: false,
+        trust: Default::default(),
     }
 }
 

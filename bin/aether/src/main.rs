@@ -366,6 +366,8 @@ struct AnalyzeArgs {
 struct ModelArgs {
     #[command(subcommand)]
     action: ModelAction,
+    #[command(flatten)]
+    ws: workflow::ConfigArg,
 }
 
 #[derive(Subcommand)]
@@ -386,6 +388,14 @@ enum ModelAction {
         #[arg(long, default_value = "emr")]
         platform: String,
     },
+    /// Fit a correction of QualX's speedups on measured pairs (the history's, --pairs CSV
+    /// predicted,measured[,id]), held-out error vs QualX's; --save: later qualify runs use it.
+    Calibrate {
+        #[arg(long)]
+        pairs: Option<std::path::PathBuf>,
+        #[arg(long)]
+        save: bool,
+    },
     /// Predicted vs actual SQL speedups on pairs, with the mean absolute percentage error.
     Evaluate {
         /// CSV with columns cpu_log,gpu_log (paths relative to the file).
@@ -402,6 +412,19 @@ enum ModelAction {
     },
 }
 
+/// The value of a `Result`, or its error said and exit status 2.
+macro_rules! or_exit2 {
+    ($e:expr) => {
+        match $e {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+}
+
 fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
     match a.action {
         ModelAction::Train {
@@ -413,6 +436,10 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             let t = aether_workflow::model::train(&pairs, &out, rounds, &platform)?;
             t.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
             println!("{}", t.summary(rounds, &out));
+        }
+        ModelAction::Calibrate { pairs, save } => {
+            let c = aether_workflow::model::calibrate(&a.ws.open()?, pairs.as_deref(), save)?;
+            println!("{}", c.text());
         }
         ModelAction::Evaluate {
             pairs,
@@ -522,13 +549,7 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
     let config = workflow::ConfigArg {
         config: a.config.clone(),
     };
-    let ws = match config.open() {
-        Ok(ws) => ws,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let ws = or_exit2!(config.open());
     let (ingest, shown) = a.common.ingest_options_shown("qualifying");
     let req = QualifyRequest {
         event_log: a.event_log.clone(),
@@ -546,22 +567,10 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
             eprintln!("error: --warehouse qualifies event logs (--event_log), not a step");
             return Ok(ExitCode::from(2));
         }
-        let (opts, names, _) = match aether_workflow::qualify::options(&ws, req) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(ExitCode::from(2));
-            }
-        };
+        let (opts, names, _) = or_exit2!(aether_workflow::qualify::options(&ws, req));
         return qualify_to_warehouse(&a, &ws, location, &opts, &names, shown);
     }
-    let (results, names) = match aether_workflow::qualify::qualify(&ws, req) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let (results, names) = or_exit2!(aether_workflow::qualify::qualify(&ws, req));
     drop(shown);
     print_qualified(&a, &results, &names)?;
     Ok(if results.iter().any(|q| q.status == Status::Success) {
@@ -609,13 +618,7 @@ fn qualify_to_warehouse(
         names,
     );
     drop(shown);
-    let q = match q {
-        Ok(q) => q,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let q = or_exit2!(q);
     if a.common.shard.is_none() {
         print_qualified(a, &q.results, names)?;
     }

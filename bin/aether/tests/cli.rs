@@ -672,7 +672,7 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     let text = stdout(&o);
     assert!(
         text.starts_with(
-            "Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Category"
+            "Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Speedup Low,Speedup High,Category"
         ),
         "{text}"
     );
@@ -872,7 +872,7 @@ fn qualify_table_fits_the_terminal() {
     let home = home.path();
     let csv_text = qualify_at(home, Some("40"), &["--format", "csv"]);
     assert!(
-        csv_text.starts_with("Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Category,Estimated GPU Duration,App Duration,Unsupported Operators Stage Duration Percent,Recommended GPU Cluster,CPU Cost USD,GPU Cost USD,Savings USD,Not Recommended Reason\n"),
+        csv_text.starts_with("Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Speedup Low,Speedup High,Category,Range vs Threshold,Estimated GPU Duration,App Duration,Unsupported Operators Stage Duration Percent,Recommended GPU Cluster,CPU Cost USD,GPU Cost USD,Savings USD,Not Recommended Reason,Speedup Range Source\n"),
         "{csv_text}"
     );
     let mut r = csv::Reader::from_reader(csv_text.as_bytes());
@@ -891,13 +891,15 @@ fn qualify_table_fits_the_terminal() {
         let header = text.lines().next().unwrap();
         assert!(
             header.starts_with("Job  Shape  Config  App ID ")
-                && header.contains("  Speedup  Recommendation"),
+                && header.contains("  Speedup  ")
+                && header.contains("  Recommendation"),
             "{header}"
         );
         // at 120 every column of the summary a decision needs; narrower, the cluster and
-        // then the savings give way
+        // then the savings and the speedup's range give way
         assert_eq!(header.contains("GPU Cluster"), width == 120, "{header}");
         assert_eq!(header.contains("Savings USD"), width >= 100, "{header}");
+        assert_eq!(header.contains("  Range  "), width >= 100, "{header}");
         assert_eq!(text.lines().count(), rows.len() + 1, "{text}");
         for row in &rows {
             let app = &row[col("App ID")];
@@ -913,9 +915,15 @@ fn qualify_table_fits_the_terminal() {
             assert!(shows(line, &row[col("App Name")]), "{line}");
             let speedup: f64 = row[col("Estimated GPU Speedup")].parse().unwrap();
             let category = &row[col("Category")];
+            let range = if width >= 100 {
+                let f = |c: &str| row[col(c)].parse::<f64>().unwrap();
+                format!("{:.1}-{:.1}  ", f("Speedup Low"), f("Speedup High"))
+            } else {
+                String::new()
+            };
             assert!(
-                line.contains(&format!(" {speedup:.2}  {category}")),
-                "{speedup} {category}: {line}"
+                line.contains(&format!(" {speedup:.2}  {range}{category}")),
+                "{speedup} {range}{category}: {line}"
             );
             if width >= 100 {
                 let savings: f64 = row[col("Savings USD")].parse().unwrap();

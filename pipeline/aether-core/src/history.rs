@@ -200,6 +200,9 @@ const MIGRATIONS: &[&str] = &[
          reason    TEXT NOT NULL
      );
      CREATE INDEX reconciliations_at ON reconciliations(at_ms);",
+    // 7: how far to trust a prediction: QualX's own speedup (before any calibration), the
+    // range, its coverage and where it comes from
+    "ALTER TABLE qualifications ADD COLUMN range_json TEXT;",
 ];
 
 /// The schema version this aether writes.
@@ -239,6 +242,9 @@ pub struct Qualification {
     pub cpu_cost_usd: Option<f64>,
     pub gpu_cost_usd: Option<f64>,
     pub savings_usd: Option<f64>,
+    /// `{"qualx_speedup", "low", "high", "coverage", "source"}`: QualX's own speedup (before a
+    /// calibration) and the range around `speedup` (null before schema 7).
+    pub range: serde_json::Value,
 }
 
 /// What [`History::record`] wrote.
@@ -406,6 +412,8 @@ pub struct JobSummary {
     pub qualifications: i64,
     /// The job's newest config.
     pub config_id: Option<i64>,
+    /// The latest qualification's range (see [`Qualification::range`]).
+    pub range: Option<serde_json::Value>,
 }
 
 fn db_error(path: &Path, e: impl std::fmt::Display) -> HistoryError {
@@ -876,7 +884,8 @@ impl History {
             .query_row(
                 "SELECT platform, model, speedup, app_duration_pred_ms, category,
                         not_recommended_reason, unsupported_pct, reasons_json, cpu_cluster_json,
-                        gpu_cluster_json, spark_conf, cpu_cost_usd, gpu_cost_usd, savings_usd
+                        gpu_cluster_json, spark_conf, cpu_cost_usd, gpu_cost_usd, savings_usd,
+                        range_json
                  FROM qualifications WHERE job_id = ?1
                  ORDER BY qualification_id DESC LIMIT 1",
                 params![job_id],
@@ -896,6 +905,7 @@ impl History {
                         cpu_cost_usd: r.get(11)?,
                         gpu_cost_usd: r.get(12)?,
                         savings_usd: r.get(13)?,
+                        range: json(r.get(14)?),
                     })
                 },
             )
@@ -1162,7 +1172,8 @@ impl History {
                         json_extract(q.gpu_cluster_json, '$.summary'), q.cpu_cost_usd,
                         q.gpu_cost_usd, q.savings_usd,
                         (SELECT COUNT(*) FROM qualifications x WHERE x.job_id = j.job_id),
-                        (SELECT MAX(config_id) FROM configs k WHERE k.job_id = j.job_id)
+                        (SELECT MAX(config_id) FROM configs k WHERE k.job_id = j.job_id),
+                        q.range_json
                  FROM jobs j
                  LEFT JOIN cpu_runs c ON c.job_id = j.job_id
                  LEFT JOIN qualifications q ON q.qualification_id = (
@@ -1189,6 +1200,9 @@ impl History {
                     savings_usd: r.get(13)?,
                     qualifications: r.get(14)?,
                     config_id: r.get(15)?,
+                    range: r
+                        .get::<_, Option<String>>(16)?
+                        .and_then(|t| serde_json::from_str(&t).ok()),
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -1335,8 +1349,8 @@ fn record_in(
         "INSERT INTO qualifications (job_id, created_ms, platform, model, speedup,
  app_duration_pred_ms, category, not_recommended_reason, unsupported_pct,
  reasons_json, cpu_cluster_json, gpu_cluster_json, spark_conf, cpu_cost_usd,
- gpu_cost_usd, savings_usd)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+ gpu_cost_usd, savings_usd, range_json)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             job,
             now,
@@ -1353,7 +1367,8 @@ fn record_in(
             q.spark_conf,
             q.cpu_cost_usd,
             q.gpu_cost_usd,
-            q.savings_usd
+            q.savings_usd,
+            (!q.range.is_null()).then(|| q.range.to_string())
         ],
     )?;
     Ok(job)

@@ -48,6 +48,19 @@ pub fn record(
         cpu_cost_usd: q.cluster.as_ref().and_then(|c| c.cpu_cost_usd),
         gpu_cost_usd: q.cluster.as_ref().and_then(|c| c.gpu_cost_usd),
         savings_usd: q.cluster.as_ref().and_then(|c| c.savings_usd),
+        range: q
+            .range
+            .as_ref()
+            .map(|r| {
+                serde_json::json!({
+                    "qualx_speedup": q.qualx_speedup,
+                    "low": r.low,
+                    "high": r.high,
+                    "coverage": r.coverage,
+                    "source": r.source,
+                })
+            })
+            .unwrap_or_default(),
     };
     // a local log is known by its absolute path, however it was named on the command line
     let log = std::fs::canonicalize(&q.event_log)

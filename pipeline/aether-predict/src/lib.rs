@@ -1,6 +1,7 @@
 //! Predict phase: QualX features and XGBoost speedups, speedup categories, and the
 //! qualification of many event logs at once.
 pub mod autotuner;
+pub mod calibrate;
 pub mod cluster;
 pub mod history;
 pub mod model;

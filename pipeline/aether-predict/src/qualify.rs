@@ -61,7 +61,15 @@ pub struct AppQualification {
     pub unsupported_stage_duration_ms: i64,
     pub unsupported_stage_duration_pct: f64,
     pub speedup: AppSpeedup,
+    /// QualX's own speedup (`speedup.speedup` is calibrated when a calibration is saved).
+    pub qualx_speedup: f64,
+    /// The speedup's range, for predicted apps.
+    pub range: Option<crate::calibrate::Range>,
     pub category: String,
+    /// The category the whole range clears (from its low end).
+    pub sure_category: String,
+    /// Where the range lies against the speedup a migration must clear (`gpu_speedup_min`).
+    pub confidence: Option<crate::calibrate::Confidence>,
     pub not_recommended_reason: String,
     pub skip_by_heuristics: bool,
     pub sqls: Vec<SqlPrediction>,
@@ -107,7 +115,11 @@ pub fn not_qualified(event_log: &str, status: Status, reason: String) -> AppQual
         unsupported_stage_duration_ms: 0,
         unsupported_stage_duration_pct: 0.0,
         speedup: qualx::app_speedup(&[], 0),
+        qualx_speedup: 0.0,
+        range: None,
         category: String::new(),
+        sure_category: String::new(),
+        confidence: None,
         not_recommended_reason: String::new(),
         skip_by_heuristics: false,
         sqls: Vec::new(),
@@ -337,6 +349,17 @@ fn qualify_app(
         q.speedup = qualx::app_speedup(&refs, q.app_duration_ms);
         q.reasons = qualx::top_reasons(&*lock(model)?, &refs, explain);
     }
+    // how far to trust it: a range (and the calibrated speedup, with a saved calibration)
+    q.qualx_speedup = q.speedup.speedup;
+    if q.speedup.was_predicted {
+        let r = o.trust.range(q.speedup.speedup);
+        if matches!(r.source, crate::calibrate::Source::Calibrated { .. }) && r.speedup > 0.0 {
+            q.speedup.speedup = r.speedup;
+            q.speedup.app_duration_pred_ms =
+                (q.speedup.app_duration_ms as f64 / r.speedup).round() as i64;
+        }
+        q.range = Some(r);
+    }
 
     if SessionFacts::count(&facts.spill, key) > 0 {
         q.skip_by_heuristics = true;
@@ -377,6 +400,23 @@ fn qualify_app(
     );
     q.category = category;
     q.not_recommended_reason = reason;
+    q.sure_category = match &q.range {
+        Some(r) => {
+            categorize(
+                r.low,
+                q.unsupported_stage_duration_pct,
+                q.skip_by_heuristics,
+                "",
+                settings,
+            )
+            .0
+        }
+        None => q.category.clone(),
+    };
+    q.confidence = q
+        .range
+        .as_ref()
+        .map(|r| r.against(settings.gpu_speedup_min));
     Ok(q)
 }
 
@@ -517,6 +557,8 @@ pub struct QualifyOptions {
     /// Small logs judged together in one session, at most this many (1: one session per log;
     /// default [`BATCH_LOGS`]).
     pub batch_logs: usize,
+    /// What the speedup ranges (and a calibrated speedup) come from.
+    pub trust: crate::calibrate::Trust,
     /// Keep each app's rows of [`DERIVED_VIEWS`] in [`AppQualification::derived`] (the per-app
     /// tables a fleet warehouse holds).
     pub derive: bool,
@@ -973,6 +1015,7 @@ mod tests {
             gpu_families: vec!["g6".into()],
             batch_logs: BATCH_LOGS,
             derive: false,
+            trust: Default::default(),
         }
     }
 

@@ -52,7 +52,10 @@ const CONSOLE_COLUMNS: &[(&str, &str)] = &[
     ("App ID", "App ID"),
     ("App Name", "App Name"),
     ("Estimated GPU Speedup", "Estimated GPU Speedup"),
+    ("Speedup Low", "Speedup Low"),
+    ("Speedup High", "Speedup High"),
     ("Category", "Estimated GPU Speedup Category"),
+    ("Range vs Threshold", "Range vs Threshold"),
     ("Estimated GPU Duration", "Estimated GPU Duration"),
     ("App Duration", "App Duration"),
     (
@@ -64,6 +67,7 @@ const CONSOLE_COLUMNS: &[(&str, &str)] = &[
     ("GPU Cost USD", "Estimated GPU Cost USD"),
     ("Savings USD", "Estimated Savings USD"),
     ("Not Recommended Reason", "Not Recommended Reason"),
+    ("Speedup Range Source", "Speedup Range Source"),
 ];
 
 /// The narrow table's columns (how each gives way: `aether_core::table`; the ids, what the
@@ -77,6 +81,7 @@ fn narrow_columns() -> Vec<(aether_core::table::Column, &'static str)> {
         (Column::new("App ID"), "App ID"),
         (Column::new("App Name").shrink(8).optional(1), "App Name"),
         (Column::new("Speedup").right(), "Estimated GPU Speedup"),
+        (Column::new("Range").optional(1), "Speedup Low"),
         (Column::new("Recommendation"), "Category"),
         (
             Column::new("Savings USD").right().optional(2),
@@ -102,6 +107,8 @@ fn narrow_table(summary: &RecordBatch, width: usize) -> Result<String> {
         .iter()
         .map(|n| Ok(summary.column(schema.index_of(n)?).clone()))
         .collect::<Result<Vec<ArrayRef>>>()?;
+    let high = summary.column(schema.index_of("Speedup High")?).clone();
+    let high = high.as_any().downcast_ref::<Float64Array>();
     for row in 0..summary.num_rows() {
         let mut cells = Vec::new();
         for (name, col) in sources.iter().zip(&cols) {
@@ -111,6 +118,11 @@ fn narrow_table(summary: &RecordBatch, width: usize) -> Result<String> {
                 // speedups to the hundredth and dollars to the ten-thousandth (as rounded),
                 // so that the points line up
                 (Some(f), "Estimated GPU Speedup") => format!("{:.2}", f.value(row)),
+                // the 80 % range, low to high, to the tenth (the CSV has hundredths)
+                (Some(f), "Speedup Low") => match high.filter(|h| !h.is_null(row)) {
+                    Some(h) => format!("{:.1}-{:.1}", f.value(row), h.value(row)),
+                    None => String::new(),
+                },
                 (Some(f), _) => format!("{:.4}", f.value(row)),
                 (None, _) => array_value_to_string(col, row)?,
             });
@@ -324,6 +336,42 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
             s(&|q| q.attempt_id.clone().unwrap_or_default()),
         ),
         Col::S("Event Log", s(&|q| q.event_log.clone())),
+        // how far to trust the speedup (docs/predictions.md)
+        Col::F(
+            "QualX GPU Speedup",
+            ok.iter().map(|q| Some(round2(q.qualx_speedup))).collect(),
+        ),
+        Col::F(
+            "Speedup Low",
+            ok.iter()
+                .map(|q| q.range.as_ref().map(|r| round2(r.low)))
+                .collect(),
+        ),
+        Col::F(
+            "Speedup High",
+            ok.iter()
+                .map(|q| q.range.as_ref().map(|r| round2(r.high)))
+                .collect(),
+        ),
+        Col::F(
+            "Speedup Range Coverage",
+            ok.iter()
+                .map(|q| q.range.as_ref().map(|r| r.coverage))
+                .collect(),
+        ),
+        Col::S(
+            "Speedup Range Source",
+            ok.iter()
+                .map(|q| q.range.as_ref().map(|r| r.source.label()))
+                .collect(),
+        ),
+        Col::S(
+            "Range vs Threshold",
+            ok.iter()
+                .map(|q| q.confidence.map(|c| c.as_str().to_string()))
+                .collect(),
+        ),
+        Col::S("Category At Range Low", s(&|q| q.sure_category.clone())),
         Col::F(
             "Unrounded GPU Speedup",
             ok.iter().map(|q| Some(q.speedup.speedup)).collect(),

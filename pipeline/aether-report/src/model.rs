@@ -60,8 +60,19 @@ pub struct JobRow {
     /// The qualified fleet's category (Large, Medium, Small, Not Recommended, Not Applicable).
     pub category: Option<String>,
     pub predicted_speedup: Option<f64>,
-    /// The CPU run's duration over the best GPU run's.
+    /// The CPU run's duration over the best GPU run's (`best_run_id`).
     pub measured_speedup: Option<f64>,
+    /// The prediction's 80 % range, as qualify recorded it (none before schema 7).
+    pub predicted_low: Option<f64>,
+    pub predicted_high: Option<f64>,
+    /// The prediction's error against the measured speedup, `(predicted − measured) / measured`
+    /// in % (above 0: over-predicted), and whether the measured speedup fell in the range.
+    pub speedup_error_pct: Option<f64>,
+    pub within_range: Option<bool>,
+    /// qualify's predicted GPU cost per run, and its error against the best GPU run's measured
+    /// cost in %.
+    pub predicted_gpu_cost_usd: Option<f64>,
+    pub gpu_cost_error_pct: Option<f64>,
     pub cpu_duration_ms: Option<i64>,
     pub gpu_duration_ms: Option<i64>,
     pub predicted_gpu_duration_ms: Option<i64>,
@@ -471,6 +482,14 @@ fn row_of(j: &JobFacts, freq: &HashMap<String, f64>) -> JobRow {
     let savings = cpu_cost.zip(gpu_cost).map(|(c, g)| c - g);
     let runs_per_month = freq.get(&s.app_name).copied();
     let gpu: Vec<&Run> = j.runs.iter().filter(|r| r.kind == "gpu-test").collect();
+    let measured_speedup = cpu_ms.zip(gpu_ms).and_then(|(c, g)| ratio(c, g));
+    let bound = |k: &str| s.range.as_ref().and_then(|r| r[k].as_f64());
+    let (low, high) = (bound("low"), bound("high"));
+    let error_pct = |p: Option<f64>, m: Option<f64>| {
+        p.zip(m)
+            .filter(|(_, m)| *m > 0.0)
+            .map(|(p, m)| (p - m) / m * 100.0)
+    };
     let mut row = JobRow {
         job_id: s.job_id,
         app_id: s.app_id.clone(),
@@ -479,7 +498,19 @@ fn row_of(j: &JobFacts, freq: &HashMap<String, f64>) -> JobRow {
         qualifications: s.qualifications,
         category: s.category.clone(),
         predicted_speedup: s.speedup,
-        measured_speedup: cpu_ms.zip(gpu_ms).and_then(|(c, g)| ratio(c, g)),
+        measured_speedup,
+        predicted_low: low,
+        predicted_high: high,
+        speedup_error_pct: error_pct(s.speedup, measured_speedup),
+        within_range: measured_speedup
+            .zip(low.zip(high))
+            .map(|(m, (l, h))| l <= m && m <= h),
+        predicted_gpu_cost_usd: s.gpu_cost_usd,
+        gpu_cost_error_pct: if measured {
+            error_pct(s.gpu_cost_usd, gpu_cost)
+        } else {
+            None
+        },
         cpu_duration_ms: cpu_ms,
         gpu_duration_ms: gpu_ms,
         predicted_gpu_duration_ms: j.pred_gpu_ms,

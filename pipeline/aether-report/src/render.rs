@@ -221,6 +221,30 @@ impl JobRow {
         ]
     }
 
+    /// The prediction beside the measurement: the speedup's error (and whether the measured
+    /// speedup fell in the predicted range), the GPU cost's; which runs measured it.
+    pub fn prediction_error(&self) -> String {
+        let Some(e) = self.speedup_error_pct else {
+            return "– (no successful GPU run yet)".into();
+        };
+        let range = match (self.predicted_low, self.predicted_high, self.within_range) {
+            (Some(l), Some(h), Some(w)) => format!(
+                "; {} the predicted range {l:.2}x-{h:.2}x",
+                if w { "within" } else { "outside" }
+            ),
+            _ => String::new(),
+        };
+        let cost = self
+            .gpu_cost_error_pct
+            .map(|c| format!("; GPU cost {c:+.0}%"))
+            .unwrap_or_default();
+        let run = self
+            .best_run_id
+            .map(|r| format!(" (the CPU run against GPU run {r})"))
+            .unwrap_or_default();
+        format!("speedup {e:+.0}%{range}{cost}{run}")
+    }
+
     pub fn category_text(&self) -> String {
         self.category.clone().unwrap_or_else(|| "–".into())
     }
@@ -329,6 +353,12 @@ pub fn jobs_table(o: &Overview) -> Table {
         "Config ID",
         "Qualifications",
         "Event Log",
+        "Predicted Low",
+        "Predicted High",
+        "Speedup Error Percent",
+        "Within Range",
+        "Predicted GPU Cost USD",
+        "GPU Cost Error Percent",
     ]);
     let f2 = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
     let f4 = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
@@ -353,6 +383,12 @@ pub fn jobs_table(o: &Overview) -> Table {
             opt(&j.config_id),
             j.qualifications.to_string(),
             j.event_log.clone(),
+            f2(j.predicted_low),
+            f2(j.predicted_high),
+            f2(j.speedup_error_pct),
+            opt(&j.within_range),
+            f4(j.predicted_gpu_cost_usd),
+            f2(j.gpu_cost_error_pct),
         ]);
     }
     t
@@ -451,6 +487,7 @@ pub fn job_text(d: &JobDetail, md: bool) -> String {
         ("Category", j.category_text()),
         ("Predicted speedup", j.predicted()),
         ("Measured speedup", j.measured()),
+        ("Prediction error", j.prediction_error()),
         ("CPU duration", j.cpu_time()),
         ("Best GPU duration", j.gpu_time()),
         ("CPU cost per run", j.cpu_cost()),

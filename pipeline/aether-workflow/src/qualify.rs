@@ -87,7 +87,9 @@ pub fn options(
             req.batch_logs
         },
         derive: req.derive,
+        trust: crate::model::trust(ws, &model_name),
     };
+    ws.note(&opts.trust.describe());
     Ok((opts, names, model_name))
 }
 

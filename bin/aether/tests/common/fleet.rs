@@ -36,7 +36,7 @@ fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn qualified(
+pub fn qualified(
     h: &mut History,
     app: &str,
     name: &str,
@@ -83,6 +83,7 @@ fn qualified(
                 cpu_cost_usd: Some(cpu_cost),
                 gpu_cost_usd: Some(gpu_cost),
                 savings_usd: Some(cpu_cost - gpu_cost),
+                range: serde_json::Value::Null,
             },
             &props(&[
                 ("spark.plugins", "com.nvidia.spark.SQLPlugin"),
@@ -94,7 +95,7 @@ fn qualified(
     (r.job_id, r.config_id)
 }
 
-fn gpu_run(
+pub fn gpu_run(
     h: &mut History,
     job_id: i64,
     config_id: i64,

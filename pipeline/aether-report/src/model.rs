@@ -120,6 +120,26 @@ pub struct Kpis {
     pub savings_per_month_usd: Option<f64>,
     /// Σ predicted savings per run of the recommended jobs not tested yet.
     pub predicted_savings_per_run_usd: f64,
+    /// Its 80 % range: each job's GPU cost at the low and the high end of its speedup range
+    /// (jobs qualified before ranges were recorded count at their point estimate).
+    pub predicted_savings_low_usd: f64,
+    pub predicted_savings_high_usd: f64,
+}
+
+/// A job's savings per run at the ends of its speedup range: the GPU run's cost scales with
+/// its duration, so with the speedup as `gpu_cost x speedup / s` (low, high).
+pub fn savings_range(
+    cpu_cost: f64,
+    gpu_cost: f64,
+    speedup: f64,
+    low: Option<f64>,
+    high: Option<f64>,
+) -> (f64, f64) {
+    let at = |s: Option<f64>| match s.filter(|s| *s > 0.0 && speedup > 0.0) {
+        Some(s) => cpu_cost - gpu_cost * speedup / s,
+        None => cpu_cost - gpu_cost,
+    };
+    (at(low), at(high))
 }
 
 /// The overview: the KPIs, the job list and the qualified fleet's categories.
@@ -556,6 +576,13 @@ fn kpis(rows: &[JobRow]) -> Kpis {
             cpu_u += c;
             gpu_u += p;
             k.predicted_savings_per_run_usd += r.savings_per_run_usd.unwrap_or(0.0);
+            if let (Some(c), Some(g), Some(s)) =
+                (r.cpu_cost_usd, r.gpu_cost_usd, r.predicted_speedup)
+            {
+                let (lo, hi) = savings_range(c, g, s, r.predicted_low, r.predicted_high);
+                k.predicted_savings_low_usd += lo;
+                k.predicted_savings_high_usd += hi;
+            }
         }
         if r.recommendation.action == Action::Migrate {
             k.migrate += 1;
@@ -927,6 +954,17 @@ pub fn validation_report(h: &History, since_ms: i64) -> Result<ValidationReport>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn savings_at_the_ends_of_the_speedup_range() {
+        // $10 on the CPU, $4 on the GPU at 2.5x: at 2x the GPU run lasts 25 % longer ($5),
+        // at 3x it is 5/6 as long
+        let (lo, hi) = savings_range(10.0, 4.0, 2.5, Some(2.0), Some(3.0));
+        assert!((lo - 5.0).abs() < 1e-12, "{lo}");
+        assert!((hi - (10.0 - 4.0 * 2.5 / 3.0)).abs() < 1e-12, "{hi}");
+        // no range recorded: the point estimate at both ends
+        assert_eq!(savings_range(10.0, 4.0, 2.5, None, None), (6.0, 6.0));
+    }
 
     #[test]
     fn idle_capacity_of_an_emr_run_and_of_an_emr_on_eks_run() {

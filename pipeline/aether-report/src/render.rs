@@ -328,6 +328,14 @@ pub fn kpi_lines(k: &Kpis) -> Vec<(&'static str, String)> {
             "Predicted savings per run (untested)",
             usd(Some(k.predicted_savings_per_run_usd)),
         ),
+        (
+            "Predicted savings, 80% range",
+            format!(
+                "{} to {}",
+                usd(Some(k.predicted_savings_low_usd)),
+                usd(Some(k.predicted_savings_high_usd))
+            ),
+        ),
     ]
 }
 

@@ -37,7 +37,7 @@ pub enum RunEnd {
     /// Every job went as far as it could; `failed` jobs did not reach a passing validation.
     Done {
         failed: usize,
-        overview: aether_report::model::Overview,
+        overview: Box<aether_report::model::Overview>,
     },
     /// Nothing was created: the caller did not confirm the paid resources.
     Declined,
@@ -293,6 +293,6 @@ pub fn run(
     }
     Ok(RunEnd::Done {
         failed,
-        overview: o,
+        overview: Box::new(o),
     })
 }

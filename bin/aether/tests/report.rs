@@ -390,6 +390,15 @@ fn the_ui_serves_every_page_read_only_and_escapes_what_logs_hold() {
         self_contained(&body);
         assert!(body.contains("</html>"), "{path}");
     }
+    // the etl job: predicted 3.1x and $4, measured 100 s / 40 s = 2.5x at $5
+    let (_, page) = http(&ui.addr, "GET", &format!("/jobs/{}", f.etl));
+    assert!(
+        page.contains(&format!(
+            "speedup +24%; GPU cost -20% (the CPU run against GPU run {})",
+            f.etl_runs.1
+        )),
+        "{page}"
+    );
     let (_, overview) = http(&ui.addr, "GET", "/");
     assert!(overview.contains("Measured speedup") && overview.contains("2.00x"));
     assert!(overview.contains(&format!("href=\"/jobs/{}\"", f.etl)));

@@ -208,6 +208,25 @@ fn change(
 }
 
 /// One open cluster of the history.
+/// Record and tell a change of the cluster on record `c` (`target`: its id, or the id its
+/// pending record became).
+fn cluster_changed(
+    h: &mut History,
+    ws: &Workspace,
+    out: &mut Outcome,
+    c: &ClusterRow,
+    target: &str,
+    after: &str,
+    reason: String,
+) -> Result<()> {
+    log(
+        h,
+        ws,
+        out,
+        change("cluster", target, c.job_id, &c.state, after, reason),
+    )
+}
+
 fn cluster(
     ws: &Workspace,
     h: &mut History,
@@ -236,20 +255,14 @@ fn cluster(
                         found.cluster_id
                     ));
                 }
-                log(
+                cluster_changed(
                     h,
                     ws,
                     out,
-                    change(
-                        "cluster",
-                        &found.cluster_id,
-                        c.job_id,
-                        &c.state,
-                        found.state.as_str(),
-                        format!(
-                            "its create was never answered; found by its request token {token}"
-                        ),
-                    ),
+                    c,
+                    &found.cluster_id,
+                    found.state.as_str(),
+                    format!("its create was never answered; found by its request token {token}"),
                 )
             }
             None => {
@@ -258,19 +271,7 @@ fn cluster(
                     b.name()
                 );
                 h.set_cluster_state(&c.cluster_id, "NOT_CREATED", &why)?;
-                log(
-                    h,
-                    ws,
-                    out,
-                    change(
-                        "cluster",
-                        &c.cluster_id,
-                        c.job_id,
-                        &c.state,
-                        "NOT_CREATED",
-                        why,
-                    ),
-                )
+                cluster_changed(h, ws, out, c, &c.cluster_id, "NOT_CREATED", why)
             }
         };
     }
@@ -279,12 +280,7 @@ fn cluster(
         Err(PlatformError::UnknownCluster(_)) => {
             let why = format!("{} no longer knows the cluster", b.name());
             h.set_cluster_state(&c.cluster_id, "LOST", &why)?;
-            return log(
-                h,
-                ws,
-                out,
-                change("cluster", &c.cluster_id, c.job_id, &c.state, "LOST", why),
-            );
+            return cluster_changed(h, ws, out, c, &c.cluster_id, "LOST", why);
         }
         Err(e) => return Err(e.into()),
     };
@@ -293,19 +289,7 @@ fn cluster(
         let t = rt.block_on(b.terminate(&c.cluster_id))?;
         record(h, b, &t, c.job_id, None)?;
         let reason = "its terminate was asked and never answered: terminated".to_string();
-        return log(
-            h,
-            ws,
-            out,
-            change(
-                "cluster",
-                &c.cluster_id,
-                c.job_id,
-                &c.state,
-                t.state.as_str(),
-                reason,
-            ),
-        );
+        return cluster_changed(h, ws, out, c, &c.cluster_id, t.state.as_str(), reason);
     }
     if now.state.as_str() != c.state || c.intent.is_some() {
         // (recording a state clears the intent)
@@ -317,19 +301,7 @@ fn cluster(
                 .state_reason
                 .clone()
                 .unwrap_or_else(|| format!("as {} says", b.name()));
-            log(
-                h,
-                ws,
-                out,
-                change(
-                    "cluster",
-                    &c.cluster_id,
-                    c.job_id,
-                    &c.state,
-                    now.state.as_str(),
-                    reason,
-                ),
-            )?;
+            cluster_changed(h, ws, out, c, &c.cluster_id, now.state.as_str(), reason)?;
         }
     }
     Ok(())

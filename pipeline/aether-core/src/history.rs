@@ -865,6 +865,19 @@ impl History {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether any job has a GPU run that measured it (what [`best_gpu_run`] can pick: a
+    /// completed `gpu-test` run with a duration).
+    pub fn has_measured_gpu_run(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE kind = 'gpu-test'
+                     AND status = 'COMPLETED' AND duration_ms IS NOT NULL)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// One run.
     pub fn run(&self, run_id: i64) -> Result<Option<Run>> {
         Ok(self

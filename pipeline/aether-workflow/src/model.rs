@@ -86,6 +86,11 @@ pub fn calibration_path(ws: &crate::workspace::Workspace) -> std::path::PathBuf 
 /// and a successful GPU run, QualX's own prediction (before any calibration) beside the CPU
 /// run's duration over the best GPU run's.
 pub fn measured_pairs(h: &aether_core::History) -> Result<Vec<aether_predict::calibrate::Pair>> {
+    // qualify asks this every run: a fleet never tested on GPUs costs one query, not the
+    // whole overview
+    if !h.has_measured_gpu_run()? {
+        return Ok(Vec::new());
+    }
     let qualx: std::collections::HashMap<i64, f64> = h
         .list()?
         .into_iter()

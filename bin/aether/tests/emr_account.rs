@@ -240,11 +240,15 @@ fn a_real_account_s_network_roles_instance_types_and_gpu_steps() {
         )
         .unwrap();
     let (shape, config) = (shape.to_string(), config.to_string());
+    let asked = |emu: &Emulator| emu.state()["calls"]["ListSupportedInstanceTypes"].as_i64();
+    let before = asked(&emu).unwrap_or(0);
     let created = ok(run(
         &emu,
         &home,
         &["cluster", "create", "--cluster_shape_id", &shape],
     ));
+    // the types are asked once per create (the check before the record, and the create's own)
+    assert_eq!(asked(&emu), Some(before + 1));
     let cluster = created.split('\t').next().unwrap().to_string();
     let reqs = requests(&emu, "RunJobFlow");
     assert_eq!(reqs.len(), 1, "{reqs:?}");

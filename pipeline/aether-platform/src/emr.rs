@@ -290,6 +290,9 @@ pub struct EmrBackend {
     settings: EmrSettings,
     /// S3 (step logs, event logs): the same region and endpoint settings.
     s3: aether_ingest::S3Options,
+    /// The instance types each release supports, as EMR answered (asked once per release: the
+    /// workflow's `check` and `create`'s own ask the same).
+    supported: std::sync::Mutex<HashMap<String, BTreeMap<String, i32>>>,
 }
 
 impl EmrBackend {
@@ -307,7 +310,28 @@ impl EmrBackend {
                 endpoint: None,
             },
             settings,
+            supported: Default::default(),
         }
+    }
+
+    /// The instance types EMR `release` supports in the region, with their vCPUs.
+    async fn supported_types(&self, release: &str) -> Result<BTreeMap<String, i32>> {
+        let known = self
+            .supported
+            .lock()
+            .ok()
+            .and_then(|m| m.get(release).cloned());
+        if let Some(t) = known {
+            return Ok(t);
+        }
+        let types: BTreeMap<String, i32> = supported_instance_types(&self.client, release)
+            .await?
+            .into_iter()
+            .collect();
+        if let Ok(mut m) = self.supported.lock() {
+            m.insert(release.to_string(), types.clone());
+        }
+        Ok(types)
     }
 
     /// A step of the cluster named `name`, if any (the newest).
@@ -570,11 +594,7 @@ impl ClusterBackend for EmrBackend {
         let s = self.settings_for(spec);
         let groups = groups_of(spec, &s)?;
         bootstrap_url(&s)?;
-        let supported: BTreeMap<String, i32> =
-            supported_instance_types(&self.client, &s.release_label)
-                .await?
-                .into_iter()
-                .collect();
+        let supported = self.supported_types(&s.release_label).await?;
         let region = self.s3.region.as_deref().unwrap_or("this region");
         let refused: Vec<String> = groups
             .iter()

@@ -643,7 +643,7 @@ fn is_instance_type(v: &str) -> bool {
 }
 
 /// An AWS resource id: `prefix` then 8 or 17 hex digits (`subnet-0a1b2c3d`, `sg-…`).
-fn is_aws_id(v: &str, prefix: &str) -> bool {
+pub fn is_aws_id(v: &str, prefix: &str) -> bool {
     v.strip_prefix(prefix).is_some_and(|h| {
         (h.len() == 8 || h.len() == 17) && h.bytes().all(|b| b.is_ascii_hexdigit())
     })

@@ -188,7 +188,7 @@ impl ClusterFile {
             ),
         ] {
             for id in ids.iter().flatten() {
-                if !is_aws_id(id, prefix) {
+                if !aether_core::config::is_aws_id(id, prefix) {
                     return Err(format!(
                         "{field}: {id:?}: expected an id such as {prefix}0a1b2c3d4e5f67890"
                     ));
@@ -295,13 +295,6 @@ impl ClusterFile {
         }
         Ok(())
     }
-}
-
-/// An AWS resource id: `prefix` then 8 or 17 hex digits (`subnet-0a1b2c3d`, `sg-…`).
-pub fn is_aws_id(v: &str, prefix: &str) -> bool {
-    v.strip_prefix(prefix).is_some_and(|h| {
-        (h.len() == 8 || h.len() == 17) && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })
 }
 
 fn is_instance_type(v: &str) -> bool {

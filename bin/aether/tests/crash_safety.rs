@@ -64,26 +64,13 @@ fn emr_home(emu: &Emulator) -> (tempfile::TempDir, PathBuf) {
 
 fn setup(emu: &Emulator) -> Setup {
     let (dir, home) = emr_home(emu);
-    let o = emu
-        .aether(&home)
-        .args(["qualify", "--event_log", sample().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", err(&o));
-    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
-    let (job, shape, config): (i64, i64, i64) = db
-        .query_row(
-            "SELECT q.job_id, q.qualification_id, c.config_id FROM qualifications q JOIN configs c USING (job_id)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
+    let (job, shape, config) = emu.qualify_sample(&home);
     Setup {
         _dir: dir,
         home,
-        shape: shape.to_string(),
-        config: config.to_string(),
-        job: job.to_string(),
+        shape,
+        config,
+        job,
     }
 }
 

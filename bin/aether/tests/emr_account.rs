@@ -226,20 +226,8 @@ fn a_real_account_s_network_roles_instance_types_and_gpu_steps() {
     assert!(check(&text, "network").0.contains(subnet_a), "{text}");
 
     // the cluster of qualify's shape, in the account's network with its roles
-    ok(run(
-        &emu,
-        &home,
-        &["qualify", "--event_log", sample().to_str().unwrap()],
-    ));
+    let (_, shape, config) = emu.qualify_sample(&home);
     let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
-    let (shape, config): (i64, i64) = db
-        .query_row(
-            "SELECT q.qualification_id, c.config_id FROM qualifications q JOIN configs c USING (job_id)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    let (shape, config) = (shape.to_string(), config.to_string());
     let asked = |emu: &Emulator| emu.state()["calls"]["ListSupportedInstanceTypes"].as_i64();
     let before = asked(&emu).unwrap_or(0);
     let created = ok(run(

@@ -34,27 +34,12 @@ fn setup(emu: &Emulator) -> Setup {
          log_wait_s = 5\n",
     )
     .unwrap();
-    let log =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/sample/local-1796009671201");
-    let o = emu
-        .aether(&home)
-        .args(["qualify", "--event_log", log.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", err(&o));
-    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
-    let (shape, config): (i64, i64) = db
-        .query_row(
-            "SELECT q.qualification_id, c.config_id FROM qualifications q JOIN configs c USING (job_id)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (_, shape, config) = emu.qualify_sample(&home);
     Setup {
         _dir: dir,
         home,
-        shape: shape.to_string(),
-        config: config.to_string(),
+        shape,
+        config,
     }
 }
 

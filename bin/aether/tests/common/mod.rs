@@ -252,6 +252,29 @@ impl Emulator {
         ))
     }
 
+    /// The bundled sample log qualified into `home`'s history through the emulator: its
+    /// (job id, shape id, config id), as `cluster create` and `submit` take them.
+    pub fn qualify_sample(&self, home: &std::path::Path) -> (String, String, String) {
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../datasets/sample/local-1796009671201");
+        let o = self
+            .aether(home)
+            .args(["qualify", "--event_log", log.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", err(&o));
+        let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+        let (job, shape, config): (i64, i64, i64) = db
+            .query_row(
+                "SELECT q.job_id, q.qualification_id, c.config_id
+                 FROM qualifications q JOIN configs c USING (job_id)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        (job.to_string(), shape.to_string(), config.to_string())
+    }
+
     pub fn state(&self) -> serde_json::Value {
         self.control("state", None)
     }

@@ -215,6 +215,22 @@ fn ranges_from_the_prior_then_the_fleet_then_a_saved_calibration() {
     );
     assert!(f(cell(&h, &row, "Speedup Low")) <= calibrated);
     assert!(f(cell(&h, &row, "Speedup High")) >= calibrated);
+    // a damaged calibration file is named and left unused; qualify goes on with the fleet's
+    let saved = std::fs::read(home.join("calibration.json")).unwrap();
+    std::fs::write(home.join("calibration.json"), "{not json").unwrap();
+    let (h, row, note) = qualify_csv(&home);
+    assert!(
+        note.contains(&format!(
+            "{}: not a calibration",
+            home.join("calibration.json").display()
+        )),
+        "{note}"
+    );
+    assert_eq!(
+        cell(&h, &row, "Speedup Range Source"),
+        "fleet: 12 measured pairs"
+    );
+    std::fs::write(home.join("calibration.json"), saved).unwrap();
 
     // pairs brought from elsewhere join the history's; a bad file names the file and line
     let pairs = d.path().join("pairs.csv");

@@ -30,7 +30,9 @@ fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
         settings: Default::default(),
         explain: 3,
         ingest: Default::default(),
-        catalog: catalog.then(|| aether_predict::cluster::Catalog::load(None).unwrap()),
+        catalog: catalog.then(|| {
+            aether_predict::cluster::Catalog::load(&aether_predict::prices::Terms::list()).unwrap()
+        }),
         region: "us-east-1".into(),
         gpu_families: vec!["g6".into()],
         batch_logs,

@@ -872,7 +872,7 @@ fn qualify_table_fits_the_terminal() {
     let home = home.path();
     let csv_text = qualify_at(home, Some("40"), &["--format", "csv"]);
     assert!(
-        csv_text.starts_with("Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Speedup Low,Speedup High,Category,Range vs Threshold,Estimated GPU Duration,App Duration,Unsupported Operators Stage Duration Percent,Recommended GPU Cluster,CPU Cost USD,GPU Cost USD,Savings USD,Not Recommended Reason,Speedup Range Source\n"),
+        csv_text.starts_with("Aether Job ID,Aether Shape ID,Aether Config ID,App ID,App Name,Estimated GPU Speedup,Speedup Low,Speedup High,Category,Range vs Threshold,Estimated GPU Duration,App Duration,Unsupported Operators Stage Duration Percent,Recommended GPU Cluster,CPU Cost USD,GPU Cost USD,Savings USD,Savings Low USD,Savings High USD,Not Recommended Reason,Speedup Range Source\n"),
         "{csv_text}"
     );
     let mut r = csv::Reader::from_reader(csv_text.as_bytes());

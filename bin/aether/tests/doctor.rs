@@ -150,7 +150,7 @@ fn doctor_names_what_fails_and_how_to_fix_it() {
     );
     assert!(fix.contains("aws s3 mb s3://gpu-logs"), "{fix}");
     assert!(
-        text.ends_with("4 FAIL, 2 WARN, 5 OK: fix what FAILs before `aether cluster create`\n"),
+        text.ends_with("4 FAIL, 2 WARN, 6 OK: fix what FAILs before `aether cluster create`\n"),
         "{text}"
     );
 
@@ -174,8 +174,15 @@ s3.create_bucket(Bucket='gpu-logs')
     let o = doctor(&home, ep, &[], &[]);
     let text = out(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{}", err(&o));
+    assert!(
+        check(&text, "prices")
+            .0
+            .contains("costs at AWS list prices"),
+        "{text}"
+    );
     for name in [
         "platform",
+        "prices",
         "credentials",
         "service role",
         "instance profile",
@@ -264,7 +271,7 @@ s3.create_bucket(Bucket='gpu-logs')
         line.starts_with("OK") && line.contains("vCPUs: 512 in") && line.contains("4 needed for"),
         "{line}"
     );
-    assert!(text.ends_with("0 FAIL, 0 WARN, 11 OK\n"), "{text}");
+    assert!(text.ends_with("0 FAIL, 0 WARN, 12 OK\n"), "{text}");
     let o = doctor(&home, ep, &[], &["--cluster_shape_id", "99"]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(
@@ -328,9 +335,30 @@ s3.create_bucket(Bucket='gpu-logs')
         ("AWS_DEFAULT_REGION", ""),
         ("AWS_CONFIG_FILE", "/nonexistent/aws-config"),
     ];
+    // ... and a prices file that cannot be used: FAIL naming the file, line and field
+    std::fs::create_dir_all(&bare).unwrap();
+    let prices = bare.join("prices.csv");
+    std::fs::write(
+        &prices,
+        "region,instance,ec2_usd_per_hour,emr_usd_per_hour\nus-east-1,g5.xlarge,1,0.2\nus-east-1,g6.xlarge,free,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        bare.join("config.toml"),
+        format!("[prices]\nfile = {:?}\n", prices.display().to_string()),
+    )
+    .unwrap();
     let o = doctor(&bare, ep, &no_region, &[]);
     let text = out(&o);
     assert_eq!(o.status.code(), Some(1), "{text}{}", err(&o));
+    let (line, fix) = check(&text, "prices");
+    assert!(
+        line.starts_with("FAIL")
+            && line.contains("prices.csv:3")
+            && line.contains("ec2_usd_per_hour"),
+        "{line}"
+    );
+    assert!(fix.contains("prices.file"), "{fix}");
     let (line, fix) = check(&text, "credentials");
     assert!(
         line.starts_with("FAIL") && line.contains("no AWS region"),

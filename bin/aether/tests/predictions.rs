@@ -279,3 +279,144 @@ fn too_few_pairs_are_refused_with_the_reason() {
     );
     assert!(!home.join("calibration.json").exists());
 }
+
+/// (ec2, emr) per hour of a us-east-1 type in the committed list prices.
+fn list_price(instance: &str) -> (f64, f64) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/reference/emr/prices.csv");
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("us-east-1,{instance},")))
+        .unwrap_or_else(|| panic!("{instance} not in prices.csv"));
+    let p: Vec<f64> = line.split(',').skip(2).map(f).collect();
+    (p[0], p[1])
+}
+
+/// `N x type` of a cluster column.
+fn nodes(v: &str) -> (f64, String) {
+    let (n, t) = v.split_once(" x ").unwrap_or_else(|| panic!("{v:?}"));
+    (f(n), t.to_string())
+}
+
+/// Costs at your own prices: list prices by default, labelled; a prices file with a spot price
+/// for another GPU type, the spot market and a discount change the recommended type, the CPU and
+/// GPU costs (each worked out here from the price list and the shapes qualify shows) and the
+/// savings; the cost range is the cost at the ends of the speedup range; `report list` says
+/// which prices. A bad prices file stops qualify naming the file, line and field, with nothing
+/// recorded; a bad setting is refused naming the key.
+#[test]
+fn your_prices_change_the_savings_and_the_shape() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let (h, row, note) = qualify_csv(&home);
+    assert!(note.contains("costs at AWS list prices"), "{note}");
+    assert!(
+        cell(&h, &row, "Prices").starts_with("AWS list prices"),
+        "{row:?}"
+    );
+    let (_, listed) = nodes(cell(&h, &row, "Recommended GPU Cluster"));
+    // the cost range at the prior's ends (÷1.3, ×1.3): the GPU run lasts speedup/low longer
+    let gpu = f(cell(&h, &row, "Estimated GPU Cost USD"));
+    let cpu = f(cell(&h, &row, "Estimated CPU Cost USD"));
+    assert!((f(cell(&h, &row, "Estimated GPU Cost High USD")) - gpu * 1.3).abs() < 2e-4);
+    assert!((f(cell(&h, &row, "Estimated GPU Cost Low USD")) - gpu / 1.3).abs() < 2e-4);
+    assert!((f(cell(&h, &row, "Estimated Savings Low USD")) - (cpu - gpu * 1.3)).abs() < 3e-4);
+    assert!((f(cell(&h, &row, "Estimated Savings High USD")) - (cpu - gpu / 1.3)).abs() < 3e-4);
+
+    // another GPU type, at a spot price of a cent an hour; 40 % off on-demand EC2
+    let cheap = ["g5.4xlarge", "g6.4xlarge", "g4dn.4xlarge"]
+        .into_iter()
+        .find(|t| *t != listed)
+        .unwrap();
+    let file = d.path().join("negotiated.csv");
+    std::fs::write(
+        &file,
+        format!(
+            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour\n\
+             us-east-1,{cheap},{},{},0.01\n",
+            list_price(cheap).0,
+            list_price(cheap).1
+        ),
+    )
+    .unwrap();
+    for (k, v) in [
+        ("prices.file", file.to_str().unwrap()),
+        ("prices.market", "spot"),
+        ("prices.discount_pct", "40"),
+    ] {
+        let o = common::aether(&home, &["config", "set", k, v]);
+        assert!(o.status.success(), "{k}: {}", err(&o));
+    }
+    let (h, row, note) = qualify_csv(&home);
+    let prices = cell(&h, &row, "Prices");
+    assert!(
+        prices.contains("negotiated.csv") && prices.contains("spot") && prices.contains("40% off"),
+        "{prices}"
+    );
+    assert!(note.contains("costs at your prices"), "{note}");
+    let (gpu_nodes, gpu_type) = nodes(cell(&h, &row, "Recommended GPU Cluster"));
+    assert_eq!(gpu_type, cheap, "the cheapest type at your prices");
+    // the primary node on-demand less 40 %, plus its EMR fee; workers: m5d without a spot
+    // price are on-demand less 40 %, the GPU type at its spot price
+    let (d_ec2, d_emr) = list_price("i3.2xlarge");
+    let driver = d_ec2 * 0.6 + d_emr;
+    let (cpu_nodes, cpu_type) = nodes(cell(&h, &row, "CPU Cluster"));
+    let (w_ec2, w_emr) = list_price(&cpu_type);
+    let hours = |c: &str| f(cell(&h, &row, c)) / 3_600_000.0;
+    let cpu = (cpu_nodes * (w_ec2 * 0.6 + w_emr) + driver) * hours("App Duration");
+    let gpu = (gpu_nodes * (0.01 + list_price(cheap).1) + driver) * hours("Estimated GPU Duration");
+    assert!(
+        (f(cell(&h, &row, "Estimated CPU Cost USD")) - cpu).abs() < 1e-4,
+        "{cpu} {row:?}"
+    );
+    assert!(
+        (f(cell(&h, &row, "Estimated GPU Cost USD")) - gpu).abs() < 1e-4,
+        "{gpu} {row:?}"
+    );
+    assert!((f(cell(&h, &row, "Estimated Savings USD")) - (cpu - gpu)).abs() < 2e-4);
+    let o = common::aether(&home, &["report", "list"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let costs_at = text
+        .lines()
+        .find(|l| l.starts_with("Costs at"))
+        .unwrap_or("");
+    assert!(costs_at.contains("negotiated.csv"), "{text}");
+
+    // a bad file: named with its line and field; nothing judged or recorded
+    let db = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let count = |db: &rusqlite::Connection| -> i64 {
+        db.query_row("SELECT COUNT(*) FROM qualifications", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = count(&db);
+    std::fs::write(
+        &file,
+        "region,instance,ec2_usd_per_hour,emr_usd_per_hour,discount_pct\n\
+         us-east-1,g5.4xlarge,1.624,0.406,120\n",
+    )
+    .unwrap();
+    let o = common::aether(
+        &home,
+        &["qualify", "--event_log", sample().to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let e = err(&o);
+    assert!(
+        e.contains(&format!("{}:2", file.display()))
+            && e.contains("discount_pct")
+            && e.contains("\"120\""),
+        "{e}"
+    );
+    assert_eq!(count(&db), before);
+    for (k, v) in [
+        ("prices.discount_pct", "150"),
+        ("prices.market", "reserved"),
+        ("prices.emr_uplift_pct", "a lot"),
+    ] {
+        let o = common::aether(&home, &["config", "set", k, v]);
+        assert_eq!(o.status.code(), Some(2), "{k}");
+        assert!(err(&o).contains(k), "{k}: {}", err(&o));
+    }
+}

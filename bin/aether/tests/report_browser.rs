@@ -257,6 +257,25 @@ fn every_page_in_chromium_with_a_click_through() {
         b.js("return document.querySelectorAll('svg.chart').length"),
         4
     );
+    // the prediction's errors: 2 of the 5 qualified jobs measured (etl 2.50x, joins 1.60x),
+    // each qualified job's range a band, each measured one a dot with its error
+    assert_eq!(
+        kpi("Measured vs predicted only"),
+        "2 measured, 3 predicted only"
+    );
+    assert_eq!(kpi("Costs at"), fleet::LIST_PRICES);
+    let marks = b.js(
+        "const c = Array.from(document.querySelectorAll('svg.chart'))
+           .find(s => s.getAttribute('aria-label') === 'Predicted vs measured speedup');
+         return [c.querySelectorAll('.range').length, c.querySelectorAll('.measured').length,
+                 Array.from(c.querySelectorAll('text')).map(t => t.textContent)
+                   .filter(t => t.startsWith('error')).sort()]",
+    );
+    // etl: (3.10 - 2.50) / 2.50; joins: (1.80 - 1.60) / 1.60; both in their ranges
+    assert_eq!(
+        marks,
+        json!([5, 2, ["error +12%, in range", "error +24%, in range"]])
+    );
     // the hostile name is text: shown as written, no element made from it
     let names =
         b.js("return Array.from(document.querySelectorAll('#jobs a.app')).map(a => a.textContent)");

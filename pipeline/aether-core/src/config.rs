@@ -145,6 +145,50 @@ pub struct Config {
     pub platform: Platforms,
     /// `[monitoring]`: the CloudWatch alarms of `aether report metrics --alarms`.
     pub monitoring: Monitoring,
+    /// `[prices]`: what an instance hour costs you (AWS list prices when unset).
+    pub prices: Prices,
+}
+
+/// The market a node is bought on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Market {
+    /// On-demand (discounts apply: Savings Plans, reserved instances, a private rate).
+    #[default]
+    #[serde(rename = "on-demand")]
+    OnDemand,
+    /// Spot, at the prices file's `spot_usd_per_hour`.
+    #[serde(rename = "spot")]
+    Spot,
+}
+
+impl Market {
+    /// `on-demand`, `spot`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Market::OnDemand => "on-demand",
+            Market::Spot => "spot",
+        }
+    }
+}
+
+/// `[prices]`: your own terms over AWS's list prices. Unset, every cost is at list prices
+/// (the committed catalog: on-demand EC2 + the EMR fee), and says so.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Prices {
+    /// A prices CSV per region and instance type (on-demand EC2, EMR fee, optional spot price
+    /// and discount %) over the catalog; default `platform.emr.pricing_file`.
+    pub file: Option<String>,
+    /// The market the worker nodes of a predicted cluster (CPU and GPU) are bought on; the
+    /// primary node is on-demand. Measured runs are priced at the market their nodes ran on.
+    pub market: Option<Market>,
+    /// Your discount on on-demand EC2, in % (Savings Plans, EDP, reserved instances); a prices
+    /// file's `discount_pct` column wins for its instance types. Spot and the EMR fee are not
+    /// discounted.
+    pub discount_pct: Option<f64>,
+    /// The EMR fee as a % of the instance's on-demand EC2 list price, instead of the catalog's
+    /// per-type EMR price.
+    pub emr_uplift_pct: Option<f64>,
 }
 
 /// `[monitoring]`: thresholds of the alarms `aether report metrics --alarms` creates.
@@ -345,6 +389,8 @@ pub enum Kind {
     AwsIds(&'static str),
     /// Tags, `key=value` comma-separated.
     Tags,
+    /// A percentage from 0 to this, decimals allowed.
+    Percent(u8),
 }
 
 impl Kind {
@@ -371,6 +417,7 @@ impl Kind {
             Kind::AwsId(p) => format!("an id such as {p}0a1b2c3d4e5f67890"),
             Kind::AwsIds(p) => format!("ids such as {p}0a1b2c3d4e5f67890, comma-separated"),
             Kind::Tags => "tags key=value, comma-separated, such as team=data,env=test".into(),
+            Kind::Percent(max) => format!("a percentage from 0 to {max}, such as 12.5"),
         }
     }
 }
@@ -421,7 +468,7 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         key: "platform.emr.pricing_file",
         kind: Kind::ExistingFile,
-        doc: "a prices CSV overriding the committed on-demand catalog",
+        doc: "a prices CSV over AWS list prices (the older name of prices.file, which wins)",
     },
     KeySpec {
         key: "platform.emr.release_label",
@@ -566,7 +613,7 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         key: "platform.emr_eks.pricing_file",
         kind: Kind::ExistingFile,
-        doc: "a prices CSV (with spot_usd_per_hour) over the catalog; default platform.emr.pricing_file",
+        doc: "a prices CSV (with spot_usd_per_hour) over the catalog for EMR on EKS; default prices.file",
     },
     KeySpec {
         key: "platform.emr_eks.log_wait_s",
@@ -592,6 +639,26 @@ pub const KEYS: &[KeySpec] = &[
         key: "monitoring.alarm_topic_arn",
         kind: Kind::Name,
         doc: "the SNS topic the alarms notify (arn:aws:sns:REGION:ACCOUNT:NAME); default none",
+    },
+    KeySpec {
+        key: "prices.file",
+        kind: Kind::ExistingFile,
+        doc: "your prices CSV (region,instance,ec2_usd_per_hour,emr_usd_per_hour[,spot_usd_per_hour][,discount_pct]) over AWS's list prices; default platform.emr.pricing_file",
+    },
+    KeySpec {
+        key: "prices.market",
+        kind: Kind::OneOf(&["on-demand", "spot"]),
+        doc: "the market predicted clusters' worker nodes are bought on (the primary node stays on-demand; spot needs spot_usd_per_hour in the prices file); default on-demand",
+    },
+    KeySpec {
+        key: "prices.discount_pct",
+        kind: Kind::Percent(95),
+        doc: "your discount on on-demand EC2 in % (Savings Plans, EDP, reserved instances); not on spot or the EMR fee; default 0",
+    },
+    KeySpec {
+        key: "prices.emr_uplift_pct",
+        kind: Kind::Percent(100),
+        doc: "the EMR fee as a % of the on-demand EC2 list price, instead of the catalog's per-type EMR price",
     },
 ];
 
@@ -794,6 +861,10 @@ fn parse_value(spec: &KeySpec, value: &str) -> Result<toml::Value> {
                     .collect(),
             )
         }
+        Kind::Percent(max) => match v.trim_end_matches('%').trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && (0.0..=f64::from(max)).contains(&x) => toml::Value::Float(x),
+            _ => return Err(bad()),
+        },
         Kind::Seconds(lo, hi) | Kind::Whole(lo, hi, _) => match v.parse::<i64>() {
             Ok(n) if (lo..=hi).contains(&n) => toml::Value::Integer(n),
             _ => return Err(bad()),

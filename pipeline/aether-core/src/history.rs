@@ -414,6 +414,8 @@ pub struct JobSummary {
     pub config_id: Option<i64>,
     /// The latest qualification's range (see [`Qualification::range`]).
     pub range: Option<serde_json::Value>,
+    /// The prices its costs are at (list prices, or the user's terms then).
+    pub price_source: Option<String>,
 }
 
 fn db_error(path: &Path, e: impl std::fmt::Display) -> HistoryError {
@@ -1186,7 +1188,7 @@ impl History {
                         q.gpu_cost_usd, q.savings_usd,
                         (SELECT COUNT(*) FROM qualifications x WHERE x.job_id = j.job_id),
                         (SELECT MAX(config_id) FROM configs k WHERE k.job_id = j.job_id),
-                        q.range_json
+                        q.range_json, json_extract(q.gpu_cluster_json, '$.price_source')
                  FROM jobs j
                  LEFT JOIN cpu_runs c ON c.job_id = j.job_id
                  LEFT JOIN qualifications q ON q.qualification_id = (
@@ -1216,6 +1218,7 @@ impl History {
                     range: r
                         .get::<_, Option<String>>(16)?
                         .and_then(|t| serde_json::from_str(&t).ok()),
+                    price_source: r.get(17)?,
                 })
             })
             .map_err(|e| self.err(e))?;

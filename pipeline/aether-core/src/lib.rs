@@ -9,6 +9,7 @@
 //! Does not own: what the settings drive (the phases read them).
 
 pub mod config;
+pub mod cost;
 
 pub use config::{Config, ConfigError, ConfigFile, Platform, RunOn};
 pub mod history;

@@ -1,20 +1,18 @@
 //! EMR cluster shapes and costs: the CPU cluster an app ran on (inferred from its log), the GPU
 //! cluster the reference tool recommends, and aether's ranking of GPU instance types by
-//! estimated cost. Instance specs and prices come from `datasets/reference/emr/` (compiled in),
-//! prices overridable by a user CSV.
+//! estimated cost. Instance specs come from `datasets/reference/emr/` (compiled in), prices from
+//! [`crate::prices`] (AWS's list prices, or your terms).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use aether_core::config::Market;
+use anyhow::Result;
 use serde::Serialize;
+
+use crate::prices::{PriceBook, Terms};
 
 const CATALOG: &str = include_str!("../../../datasets/reference/emr/emr-instance-catalog.json");
 const GPU_INSTANCES: &str = include_str!("../../../datasets/reference/emr/gpu-instances.csv");
-const PRICES: &str = include_str!("../../../datasets/reference/emr/prices.csv");
-const PRICE_SOURCE: &str =
-    "aether built-in on-demand EC2 + EMR prices (datasets/reference/emr/prices.csv, Nov 2026)";
-
 /// The reference tool's CPU worker types (`emr-configs.json` clusterInference) and driver.
 const CPU_WORKERS: &[&str] = &[
     "m5d.large",
@@ -40,90 +38,19 @@ pub struct Instance {
     pub gpu_memory_mib: i64,
 }
 
-/// Hourly prices of an instance type.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-pub struct Price {
-    pub ec2_usd_per_hour: f64,
-    pub emr_usd_per_hour: f64,
-    /// The EC2 spot price, where a prices file gives one (`spot_usd_per_hour`); EMR on EKS
-    /// prices spot executor nodes with it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub spot_usd_per_hour: Option<f64>,
-}
-
-impl Price {
-    pub fn total(&self) -> f64 {
-        self.ec2_usd_per_hour + self.emr_usd_per_hour
-    }
-}
-
 /// Instance specs and prices.
 pub struct Catalog {
     instances: BTreeMap<String, Instance>,
-    prices: BTreeMap<(String, String), Price>,
+    /// What an hour of each type costs (list prices, or your terms).
+    pub prices: PriceBook,
+    /// What the costs are at, in words.
     pub price_source: String,
 }
 
-fn parse_prices(
-    text: &str,
-    file: &str,
-    into: &mut BTreeMap<(String, String), Price>,
-) -> Result<()> {
-    let mut r = csv::ReaderBuilder::new()
-        .comment(Some(b'#'))
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let h = r
-        .headers()
-        .with_context(|| format!("prices {file}: no header"))?
-        .clone();
-    let col = |n: &str| {
-        h.iter().position(|c| c == n).with_context(|| {
-            format!(
-                "prices {file}: missing column {n:?} (expected region,instance,ec2_usd_per_hour,emr_usd_per_hour)"
-            )
-        })
-    };
-    let (cr, ci, ce, cm) = (
-        col("region")?,
-        col("instance")?,
-        col("ec2_usd_per_hour")?,
-        col("emr_usd_per_hour")?,
-    );
-    // optional: spot prices (EMR on EKS executor nodes)
-    let cs = h.iter().position(|c| c == "spot_usd_per_hour");
-    for (n, rec) in r.records().enumerate() {
-        let line = n + 2;
-        let rec = rec.with_context(|| format!("prices {file}:{line}"))?;
-        let num = |c: usize, what: &str| -> Result<f64> {
-            let v = rec.get(c).unwrap_or("");
-            match v.parse::<f64>() {
-                Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-                _ => bail!("prices {file}:{line}: {what} {v:?} is not a price (USD per hour, ≥ 0)"),
-            }
-        };
-        let price = Price {
-            ec2_usd_per_hour: num(ce, "ec2_usd_per_hour")?,
-            emr_usd_per_hour: num(cm, "emr_usd_per_hour")?,
-            spot_usd_per_hour: match cs.and_then(|c| rec.get(c)).filter(|v| !v.is_empty()) {
-                Some(_) => Some(num(cs.unwrap_or(0), "spot_usd_per_hour")?),
-                None => None,
-            },
-        };
-        let region = rec.get(cr).unwrap_or("").to_string();
-        let inst = rec.get(ci).unwrap_or("").to_string();
-        if region.is_empty() || inst.is_empty() {
-            bail!("prices {file}:{line}: region and instance must not be empty");
-        }
-        into.insert((region, inst), price);
-    }
-    Ok(())
-}
-
 impl Catalog {
-    /// The built-in catalog, with prices from `pricing_file` replacing the built-in ones where
-    /// both have a region + instance.
-    pub fn load(pricing_file: Option<&Path>) -> Result<Catalog> {
+    /// The built-in catalog, priced with `terms` (AWS's list prices, a prices file's rows over
+    /// them, your market and discounts).
+    pub fn load(terms: &Terms) -> Result<Catalog> {
         let raw: BTreeMap<String, serde_json::Value> = serde_json::from_str(CATALOG)?;
         let mut instances = BTreeMap::new();
         for (name, v) in raw {
@@ -156,31 +83,16 @@ impl Catalog {
                 },
             );
         }
-        let mut prices = BTreeMap::new();
-        parse_prices(PRICES, "built-in", &mut prices)?;
-        let mut price_source = PRICE_SOURCE.to_string();
-        if let Some(p) = pricing_file {
-            let shown = p.display().to_string();
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("prices {shown}: cannot read"))?;
-            parse_prices(&text, &shown, &mut prices)?;
-            price_source = format!("{shown} over the built-in prices");
-        }
+        let prices = PriceBook::load(terms)?;
         Ok(Catalog {
             instances,
+            price_source: prices.label.clone(),
             prices,
-            price_source,
         })
     }
 
     pub fn instance(&self, name: &str) -> Option<&Instance> {
         self.instances.get(name)
-    }
-
-    pub fn price(&self, region: &str, instance: &str) -> Option<Price> {
-        self.prices
-            .get(&(region.to_string(), instance.to_string()))
-            .copied()
     }
 
     /// GPU instance types of the given families (`g5`, or a full type `g5.4xlarge`).
@@ -227,6 +139,9 @@ pub struct GpuShape {
     pub node_memory_mib: i64,
     pub hourly_usd: Option<f64>,
     pub cost_usd: Option<f64>,
+    /// The market its worker nodes are priced at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub market: Option<Market>,
     pub fits_memory: bool,
 }
 
@@ -281,8 +196,31 @@ pub struct ClusterRecommendation {
     pub gpu_cost_usd: Option<f64>,
     pub savings_usd: Option<f64>,
     pub savings_pct: Option<f64>,
+    /// The GPU run's cost and the savings at the ends of the speedup range (the low cost at the
+    /// high speedup); the point estimate's where no range was set.
+    pub gpu_cost_low_usd: Option<f64>,
+    pub gpu_cost_high_usd: Option<f64>,
+    pub savings_low_usd: Option<f64>,
+    pub savings_high_usd: Option<f64>,
+    /// What the costs are at (list prices, or your terms), and whether they are list prices.
     pub price_source: String,
+    pub list_prices: bool,
     pub notes: Vec<String>,
+}
+
+impl ClusterRecommendation {
+    /// Cost the ends of the speedup range `low..high` around the point estimate `speedup`.
+    pub fn with_range(&mut self, speedup: f64, low: f64, high: f64) {
+        let (Some(cpu), Some(gpu)) = (self.cpu_cost_usd, self.gpu_cost_usd) else {
+            return;
+        };
+        let (s_low, s_high) =
+            aether_core::cost::savings_range(cpu, gpu, speedup, Some(low), Some(high));
+        self.savings_low_usd = Some(s_low);
+        self.savings_high_usd = Some(s_high);
+        self.gpu_cost_high_usd = Some(cpu - s_low);
+        self.gpu_cost_low_usd = Some(cpu - s_high);
+    }
 }
 
 /// What the log says about the executors.
@@ -358,6 +296,7 @@ fn shape(inst: &Instance, total_cores: i64) -> GpuShape {
         node_memory_mib: inst.memory_mib,
         hourly_usd: None,
         cost_usd: None,
+        market: None,
         fits_memory: false,
     };
     s.fits_memory =
@@ -380,13 +319,17 @@ pub fn recommend(
     let source = source_cluster(facts);
     let total_cores = source.cores_per_executor * source.num_executors.max(1);
     let hours = |ms: i64| ms.max(0) as f64 / 3_600_000.0;
-    let driver = cat.price(region, DRIVER);
+    let book = &cat.prices;
+    let market = book.worker_market();
+    // the primary node is on-demand; the workers on your market
+    let driver = book.hourly(region, DRIVER, Market::OnDemand, true);
     let mut notes = Vec::new();
     let cost = |s: &mut GpuShape| {
-        if let (Some(p), Some(d)) = (cat.price(region, &s.instance), driver) {
-            let hourly = s.nodes as f64 * p.total() + d.total();
+        if let (Some(p), Some(d)) = (book.hourly(region, &s.instance, market, true), driver) {
+            let hourly = s.nodes as f64 * p.usd + d.usd;
             s.hourly_usd = Some(hourly);
             s.cost_usd = Some(hourly * hours(gpu_duration_ms));
+            s.market = Some(p.market);
         }
     };
     let mut reference = reference_shape(facts);
@@ -419,12 +362,36 @@ pub fn recommend(
             reference.clone()
         }
     };
-    let cpu_hourly = match (source.worker_instance.as_deref(), driver) {
-        (Some(w), Some(d)) => cat
-            .price(region, w)
-            .map(|p| source.num_worker_nodes as f64 * p.total() + d.total()),
-        _ => None,
-    };
+    let cpu_worker = source
+        .worker_instance
+        .as_deref()
+        .and_then(|w| book.hourly(region, w, market, true));
+    let cpu_hourly = cpu_worker
+        .zip(driver)
+        .map(|(p, d)| source.num_worker_nodes as f64 * p.usd + d.usd);
+    if market == Market::Spot {
+        let mut on_demand: Vec<&str> = candidates
+            .iter()
+            .filter(|c| c.market == Some(Market::OnDemand))
+            .map(|c| c.instance.as_str())
+            .collect();
+        if cpu_worker.is_some_and(|p| p.market == Market::OnDemand) {
+            on_demand.extend(source.worker_instance.as_deref());
+        }
+        if !on_demand.is_empty() {
+            let more = on_demand.len().saturating_sub(4);
+            on_demand.truncate(4);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "no spot price for {}{more} in the prices file: priced on-demand",
+                on_demand.join(", ")
+            ));
+        }
+    }
     if cpu_hourly.is_none() {
         notes.push(format!(
             "no prices for region {region}: costs not estimated"
@@ -448,7 +415,12 @@ pub fn recommend(
             .zip(cpu_cost)
             .filter(|(_, c)| *c > 0.0)
             .map(|(s, c)| 100.0 * s / c),
+        gpu_cost_low_usd: gpu_cost,
+        gpu_cost_high_usd: gpu_cost,
+        savings_low_usd: savings,
+        savings_high_usd: savings,
         price_source: cat.price_source.clone(),
+        list_prices: book.is_list(),
         notes,
     }
 }
@@ -471,7 +443,7 @@ mod tests {
     /// GPU executors = ceil(CPU cores / 16) on g6.4xlarge.
     #[test]
     fn reference_rules() {
-        let cat = Catalog::load(None).unwrap();
+        let cat = Catalog::load(&Terms::list()).unwrap();
         let fams = vec!["g6".to_string()];
         for (f, worker, execs) in [
             (facts(8, 2, 2), Some("m5d.2xlarge"), 1),
@@ -504,7 +476,7 @@ mod tests {
 
     #[test]
     fn costs_rank_candidates_and_a_user_price_file_wins() {
-        let cat = Catalog::load(None).unwrap();
+        let cat = Catalog::load(&Terms::list()).unwrap();
         let fams: Vec<String> = ["g4dn", "g5", "g6"].iter().map(|s| s.to_string()).collect();
         let r = recommend(
             &cat,
@@ -539,7 +511,7 @@ mod tests {
             "region,instance,ec2_usd_per_hour,emr_usd_per_hour\nus-east-1,g6.4xlarge,0.01,0\n",
         )
         .unwrap();
-        let cat = Catalog::load(Some(&p)).unwrap();
+        let cat = Catalog::load(&Terms::list().with_file(Some(&p))).unwrap();
         let r = recommend(
             &cat,
             "us-east-1",
@@ -553,73 +525,57 @@ mod tests {
     }
 
     #[test]
-    fn spot_prices_are_an_optional_column() {
-        let cat = Catalog::load(None).unwrap();
-        assert_eq!(
-            cat.price("us-east-1", "g4dn.2xlarge")
-                .unwrap()
-                .spot_usd_per_hour,
-            None
-        );
+    fn spot_workers_rank_at_their_spot_price_and_the_cost_range_follows_the_speedup() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("spot.csv");
         std::fs::write(
             &p,
-            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour
-             us-east-1,g4dn.2xlarge,0.752,0.188,0.30
-us-east-1,g5.xlarge,1.006,0.252,
-",
+            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour\n\
+             us-east-1,g5.4xlarge,1.624,0.406,0.05\n",
         )
         .unwrap();
-        let cat = Catalog::load(Some(&p)).unwrap();
-        let g4 = cat.price("us-east-1", "g4dn.2xlarge").unwrap();
-        assert_eq!(
-            (g4.ec2_usd_per_hour, g4.spot_usd_per_hour),
-            (0.752, Some(0.30))
+        let terms = Terms {
+            market: Market::Spot,
+            ..Terms::list().with_file(Some(&p))
+        };
+        let cat = Catalog::load(&terms).unwrap();
+        let fams: Vec<String> = ["g5", "g6"].iter().map(|s| s.to_string()).collect();
+        let mut r = recommend(
+            &cat,
+            "us-east-1",
+            &fams,
+            &facts(8, 4, 4),
+            3_600_000,
+            1_800_000,
         );
-        assert_eq!(
-            cat.price("us-east-1", "g5.xlarge")
-                .unwrap()
-                .spot_usd_per_hour,
-            None
-        );
-        std::fs::write(
-            &p,
-            "region,instance,ec2_usd_per_hour,emr_usd_per_hour,spot_usd_per_hour
-             us-east-1,g4dn.2xlarge,0.752,0.188,-1
-",
-        )
-        .unwrap();
-        let e = Catalog::load(Some(&p)).err().unwrap().to_string();
+        assert_eq!(r.recommended.instance, "g5.4xlarge");
+        assert_eq!(r.recommended.market, Some(Market::Spot));
+        assert!(!r.list_prices && r.price_source.contains("spot"));
+        // 2 nodes at spot + the EMR fee, the primary on-demand, for half an hour
+        let gpu = (r.recommended.nodes as f64 * (0.05 + 0.406) + 0.624 + 0.156) * 0.5;
+        assert!((r.gpu_cost_usd.unwrap() - gpu).abs() < 1e-9, "{r:?}");
+        // the others have no spot price: on-demand, and said
         assert!(
-            e.contains("spot.csv:2") && e.contains("spot_usd_per_hour"),
-            "{e}"
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("no spot price for") && n.ends_with("priced on-demand")),
+            "{:?}",
+            r.notes
         );
+        // a 2x prediction with a 1x..4x range: the GPU run costs twice as much at the low end,
+        // half as much at the high end
+        let cpu = r.cpu_cost_usd.unwrap();
+        r.with_range(2.0, 1.0, 4.0);
+        assert!((r.gpu_cost_high_usd.unwrap() - 2.0 * gpu).abs() < 1e-9);
+        assert!((r.gpu_cost_low_usd.unwrap() - 0.5 * gpu).abs() < 1e-9);
+        assert!((r.savings_low_usd.unwrap() - (cpu - 2.0 * gpu)).abs() < 1e-9);
+        assert!((r.savings_high_usd.unwrap() - (cpu - 0.5 * gpu)).abs() < 1e-9);
     }
 
     #[test]
-    fn broken_price_files_name_the_file_and_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("bad.csv");
-        std::fs::write(
-            &p,
-            "region,instance,ec2_usd_per_hour,emr_usd_per_hour\nus-east-1,g5.xlarge,cheap,0\n",
-        )
-        .unwrap();
-        let e = Catalog::load(Some(&p)).err().unwrap().to_string();
-        assert!(e.contains("bad.csv:2") && e.contains("cheap"), "{e}");
-        std::fs::write(&p, "instance,price\ng5.xlarge,1\n").unwrap();
-        let e = format!("{:#}", Catalog::load(Some(&p)).err().unwrap());
-        assert!(e.contains("missing column"), "{e}");
-        let e = format!(
-            "{:#}",
-            Catalog::load(Some(&dir.path().join("none.csv")))
-                .err()
-                .unwrap()
-        );
-        assert!(e.contains("none.csv"), "{e}");
+    fn a_region_without_prices_has_a_shape_and_no_costs() {
         // no prices for a region: no costs, but a shape
-        let cat = Catalog::load(None).unwrap();
+        let cat = Catalog::load(&Terms::list()).unwrap();
         let r = recommend(
             &cat,
             "mars-1",

@@ -42,7 +42,10 @@ pub fn record(
         gpu_cluster: q
             .cluster
             .as_ref()
-            .map(|c| serde_json::json!({"summary": c.summary, "shape": c.recommended}))
+            .map(|c| {
+                serde_json::json!({"summary": c.summary, "shape": c.recommended,
+                    "price_source": c.price_source})
+            })
             .unwrap_or_default(),
         spark_conf: q.spark_conf.clone(),
         cpu_cost_usd: q.cluster.as_ref().and_then(|c| c.cpu_cost_usd),

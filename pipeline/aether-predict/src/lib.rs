@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod cluster;
 pub mod history;
 pub mod model;
+pub mod prices;
 pub mod profile;
 pub mod qualify;
 pub mod qualx;

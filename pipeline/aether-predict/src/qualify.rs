@@ -375,7 +375,7 @@ fn qualify_app(
     q.executors = executor_facts(heap, &q.spark_properties, &tuner);
     let target = match &o.catalog {
         Some(cat) => {
-            let rec = crate::cluster::recommend(
+            let mut rec = crate::cluster::recommend(
                 cat,
                 &o.region,
                 &o.gpu_families,
@@ -383,6 +383,9 @@ fn qualify_app(
                 q.app_duration_ms,
                 q.speedup.app_duration_pred_ms,
             );
+            if let Some(r) = &q.range {
+                rec.with_range(q.speedup.speedup, r.low, r.high);
+            }
             let t = rec.recommended.clone();
             q.cluster = Some(rec);
             t

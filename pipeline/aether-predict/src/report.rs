@@ -66,6 +66,8 @@ const CONSOLE_COLUMNS: &[(&str, &str)] = &[
     ("CPU Cost USD", "Estimated CPU Cost USD"),
     ("GPU Cost USD", "Estimated GPU Cost USD"),
     ("Savings USD", "Estimated Savings USD"),
+    ("Savings Low USD", "Estimated Savings Low USD"),
+    ("Savings High USD", "Estimated Savings High USD"),
     ("Not Recommended Reason", "Not Recommended Reason"),
     ("Speedup Range Source", "Speedup Range Source"),
 ];
@@ -87,6 +89,7 @@ fn narrow_columns() -> Vec<(aether_core::table::Column, &'static str)> {
             Column::new("Savings USD").right().optional(2),
             "Savings USD",
         ),
+        (Column::new("Savings Range").optional(4), "Savings Low USD"),
         (
             Column::new("GPU Cluster").optional(3),
             "Recommended GPU Cluster",
@@ -109,6 +112,8 @@ fn narrow_table(summary: &RecordBatch, width: usize) -> Result<String> {
         .collect::<Result<Vec<ArrayRef>>>()?;
     let high = summary.column(schema.index_of("Speedup High")?).clone();
     let high = high.as_any().downcast_ref::<Float64Array>();
+    let savings_high = summary.column(schema.index_of("Savings High USD")?).clone();
+    let savings_high = savings_high.as_any().downcast_ref::<Float64Array>();
     for row in 0..summary.num_rows() {
         let mut cells = Vec::new();
         for (name, col) in sources.iter().zip(&cols) {
@@ -121,6 +126,11 @@ fn narrow_table(summary: &RecordBatch, width: usize) -> Result<String> {
                 // the 80 % range, low to high, to the tenth (the CSV has hundredths)
                 (Some(f), "Speedup Low") => match high.filter(|h| !h.is_null(row)) {
                     Some(h) => format!("{:.1}-{:.1}", f.value(row), h.value(row)),
+                    None => String::new(),
+                },
+                // savings at the range's ends, to the cent
+                (Some(f), "Savings Low USD") => match savings_high.filter(|h| !h.is_null(row)) {
+                    Some(h) => format!("{:.2} to {:.2}", f.value(row), h.value(row)),
                     None => String::new(),
                 },
                 (Some(f), _) => format!("{:.4}", f.value(row)),
@@ -330,6 +340,31 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
         Col::F(
             "Estimated Savings Percent",
             ok.iter().map(|q| cost(q, |c| c.savings_pct)).collect(),
+        ),
+        // the costs at the ends of the speedup range, and the prices they are at
+        Col::F(
+            "Estimated GPU Cost Low USD",
+            ok.iter().map(|q| cost(q, |c| c.gpu_cost_low_usd)).collect(),
+        ),
+        Col::F(
+            "Estimated GPU Cost High USD",
+            ok.iter()
+                .map(|q| cost(q, |c| c.gpu_cost_high_usd))
+                .collect(),
+        ),
+        Col::F(
+            "Estimated Savings Low USD",
+            ok.iter().map(|q| cost(q, |c| c.savings_low_usd)).collect(),
+        ),
+        Col::F(
+            "Estimated Savings High USD",
+            ok.iter().map(|q| cost(q, |c| c.savings_high_usd)).collect(),
+        ),
+        Col::S(
+            "Prices",
+            ok.iter()
+                .map(|q| q.cluster.as_ref().map(|c| c.price_source.clone()))
+                .collect(),
         ),
         Col::S(
             "Attempt ID",

@@ -93,6 +93,8 @@ pub struct JobRow {
     /// The config to use: the best GPU run's, else the newest.
     pub config_id: Option<i64>,
     pub best_run_id: Option<i64>,
+    /// The prices qualify's costs are at.
+    pub price_source: Option<String>,
 }
 
 /// The fleet's key figures.
@@ -124,23 +126,15 @@ pub struct Kpis {
     /// (jobs qualified before ranges were recorded count at their point estimate).
     pub predicted_savings_low_usd: f64,
     pub predicted_savings_high_usd: f64,
+    /// Qualified jobs with a measured GPU run, and those with a prediction only.
+    pub measured: usize,
+    pub predicted_only: usize,
+    /// The prices the qualified jobs' costs are at, with how many jobs each (more than one:
+    /// the prices changed between qualifications).
+    pub price_sources: Vec<(String, usize)>,
 }
 
-/// A job's savings per run at the ends of its speedup range: the GPU run's cost scales with
-/// its duration, so with the speedup as `gpu_cost x speedup / s` (low, high).
-pub fn savings_range(
-    cpu_cost: f64,
-    gpu_cost: f64,
-    speedup: f64,
-    low: Option<f64>,
-    high: Option<f64>,
-) -> (f64, f64) {
-    let at = |s: Option<f64>| match s.filter(|s| *s > 0.0 && speedup > 0.0) {
-        Some(s) => cpu_cost - gpu_cost * speedup / s,
-        None => cpu_cost - gpu_cost,
-    };
-    (at(low), at(high))
-}
+pub use aether_core::cost::savings_range;
 
 /// The overview: the KPIs, the job list and the qualified fleet's categories.
 #[derive(Clone, Debug, Serialize)]
@@ -549,6 +543,7 @@ fn row_of(j: &JobFacts, freq: &HashMap<String, f64>) -> JobRow {
         },
         config_id: best.and_then(|r| r.config_id).or(s.config_id),
         best_run_id: best.map(|r| r.run_id),
+        price_source: s.price_source.clone(),
     };
     row.recommendation = recommend(j, &row);
     row
@@ -566,6 +561,23 @@ fn kpis(rows: &[JobRow]) -> Kpis {
         let recommended = recommended_by_qualify(r.category.as_deref());
         k.recommended += recommended as usize;
         k.validated += matches!(r.validation.as_deref(), Some("PASS") | Some("WARN")) as usize;
+        if r.category.is_some() {
+            if r.measured_speedup.is_some() {
+                k.measured += 1;
+            } else {
+                k.predicted_only += 1;
+            }
+        }
+        if r.cpu_cost_usd.is_some() || r.predicted_gpu_cost_usd.is_some() {
+            let p = r
+                .price_source
+                .clone()
+                .unwrap_or_else(|| "prices not recorded".into());
+            match k.price_sources.iter_mut().find(|(s, _)| *s == p) {
+                Some((_, n)) => *n += 1,
+                None => k.price_sources.push((p, 1)),
+            }
+        }
         if let (Some(c), Some(g)) = (r.cpu_duration_ms, r.gpu_duration_ms) {
             k.tested += 1;
             cpu_t += c;
@@ -954,17 +966,6 @@ pub fn validation_report(h: &History, since_ms: i64) -> Result<ValidationReport>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn savings_at_the_ends_of_the_speedup_range() {
-        // $10 on the CPU, $4 on the GPU at 2.5x: at 2x the GPU run lasts 25 % longer ($5),
-        // at 3x it is 5/6 as long
-        let (lo, hi) = savings_range(10.0, 4.0, 2.5, Some(2.0), Some(3.0));
-        assert!((lo - 5.0).abs() < 1e-12, "{lo}");
-        assert!((hi - (10.0 - 4.0 * 2.5 / 3.0)).abs() < 1e-12, "{hi}");
-        // no range recorded: the point estimate at both ends
-        assert_eq!(savings_range(10.0, 4.0, 2.5, None, None), (6.0, 6.0));
-    }
 
     #[test]
     fn idle_capacity_of_an_emr_run_and_of_an_emr_on_eks_run() {

@@ -316,6 +316,13 @@ pub fn kpi_lines(k: &Kpis) -> Vec<(&'static str, String)> {
         ("Qualified", k.qualified.to_string()),
         ("Recommended for GPU", k.recommended.to_string()),
         ("Tested on GPU", k.tested.to_string()),
+        (
+            "Measured vs predicted only",
+            format!(
+                "{} measured, {} predicted only",
+                k.measured, k.predicted_only
+            ),
+        ),
         ("Validated", k.validated.to_string()),
         ("To migrate", k.migrate.to_string()),
         ("Measured speedup", speedup(k.measured_speedup)),
@@ -336,7 +343,21 @@ pub fn kpi_lines(k: &Kpis) -> Vec<(&'static str, String)> {
                 usd(Some(k.predicted_savings_high_usd))
             ),
         ),
+        ("Costs at", prices_text(k)),
     ]
+}
+
+/// The prices the qualified jobs' costs are at: one source, or each with its jobs.
+pub fn prices_text(k: &Kpis) -> String {
+    match k.price_sources.as_slice() {
+        [] => "no costed job yet".into(),
+        [(p, _)] => p.clone(),
+        many => many
+            .iter()
+            .map(|(p, n)| format!("{p} ({n} job{})", if *n == 1 { "" } else { "s" }))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
 }
 
 /// The job list.

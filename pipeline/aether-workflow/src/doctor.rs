@@ -188,7 +188,7 @@ fn planned(ws: &Workspace, shape_id: Option<i64>) -> Result<Planned> {
 /// check.
 pub fn doctor(ws: &Workspace, shape_id: Option<i64>) -> Result<Doctor> {
     let plan = planned(ws, shape_id)?;
-    let mut checks = vec![platform_check(ws)];
+    let mut checks = vec![platform_check(ws), prices_check(ws)];
     let region_setting = ws.settings.config.platform.emr.region.clone();
     let from_setting = region_setting.is_some();
     let aws = ws.runtime().block_on(Aws::from_env(region_setting));
@@ -298,6 +298,16 @@ pub fn doctor(ws: &Workspace, shape_id: Option<i64>) -> Result<Doctor> {
     }
     d.checks = checks;
     Ok(d)
+}
+
+/// Whether the prices every cost is at can be read (offline: the settings and the file).
+fn prices_check(ws: &Workspace) -> Check {
+    let terms = aether_predict::prices::Terms::of(&ws.settings.config);
+    match aether_predict::prices::PriceBook::load(&terms) {
+        Ok(b) => check("prices", Status::Ok, format!("costs at {}", b.label)),
+        Err(e) => check("prices", Status::Fail, e.to_string())
+            .fix("mend the file, or `aether config unset prices.file` for AWS list prices"),
+    }
 }
 
 fn platform_check(ws: &Workspace) -> Check {

@@ -67,8 +67,10 @@ pub fn options(
     }
     let emr = &cfg.platform.emr;
     let catalog = if platform == "emr" {
-        let file = emr.pricing_file.as_deref().map(std::path::Path::new);
-        Some(aether_predict::cluster::Catalog::load(file)?)
+        let terms = aether_predict::prices::Terms::of(cfg);
+        let cat = aether_predict::cluster::Catalog::load(&terms)?;
+        ws.note(&format!("costs at {}", cat.price_source));
+        Some(cat)
     } else {
         None
     };

@@ -49,21 +49,32 @@ pub(crate) fn wait_for<'a, T>(
     }
 }
 
-/// What a run cost: its hours times the hourly price (EC2 + EMR) of the cluster's nodes, from
-/// the price catalog; `None` on the local backend or for an instance type not in the catalog.
+/// What a run cost: its hours times the hourly price (EC2 + EMR) of the cluster's nodes at
+/// your prices (`[prices]`, else AWS's list prices), each group at the market it ran on (spot
+/// nodes at the prices file's spot price, else on-demand: an upper bound, no spot price history
+/// offline); `None` on the local backend or for an instance type without a price.
 pub(crate) fn run_cost(cfg: &ConfigFile, c: &ClusterInfo, duration_ms: i64) -> Option<f64> {
     if c.groups.is_empty() {
         return None;
     }
-    let e = &cfg.config.platform.emr;
-    let catalog =
-        aether_predict::cluster::Catalog::load(e.pricing_file.as_deref().map(std::path::Path::new))
+    let book =
+        aether_predict::prices::PriceBook::load(&aether_predict::prices::Terms::of(&cfg.config))
             .ok()?;
-    let region = e.region.as_deref().unwrap_or("us-east-1");
-    // spot nodes at the on-demand price: an upper bound (no spot price history offline)
+    let region = cfg
+        .config
+        .platform
+        .emr
+        .region
+        .as_deref()
+        .unwrap_or("us-east-1");
     let mut per_hour = 0.0;
     for g in &c.groups {
-        per_hour += catalog.price(region, &g.instance_type)?.total() * g.count as f64;
+        let market = if g.market.eq_ignore_ascii_case("SPOT") {
+            aether_core::config::Market::Spot
+        } else {
+            aether_core::config::Market::OnDemand
+        };
+        per_hour += book.hourly(region, &g.instance_type, market, true)?.usd * g.count as f64;
     }
     Some(per_hour * duration_ms as f64 / 3_600_000.0)
 }
@@ -135,20 +146,30 @@ pub fn eks_run_cost(
     c: &ClusterInfo,
     f: &Figures,
 ) -> Option<aether_platform::emr_eks::EksCost> {
+    use aether_core::config::Market;
     let e = &cfg.config.platform.emr_eks;
-    let file = e
-        .pricing_file
-        .as_deref()
-        .or(cfg.config.platform.emr.pricing_file.as_deref());
-    let catalog = aether_predict::cluster::Catalog::load(file.map(std::path::Path::new)).ok()?;
+    let terms = aether_predict::prices::Terms::of(&cfg.config)
+        .with_file(e.pricing_file.as_deref().map(std::path::Path::new));
+    let book = aether_predict::prices::PriceBook::load(&terms).ok()?;
     let region = e
         .region
         .as_deref()
         .or(cfg.config.platform.emr.region.as_deref())
         .unwrap_or("us-east-1");
     let group = |role: &str| c.groups.iter().find(|g| g.role == role);
-    let exec = catalog.price(region, &group("EXECUTOR")?.instance_type)?;
-    let driver = catalog.price(region, &group("DRIVER")?.instance_type)?;
+    // no EMR-on-EC2 fee on EKS: EC2 prices (on-demand less your discount; spot from the file)
+    let exec_type = &group("EXECUTOR")?.instance_type;
+    let exec = book.hourly(region, exec_type, Market::OnDemand, false)?;
+    let exec_spot = book
+        .hourly(region, exec_type, Market::Spot, false)
+        .filter(|h| h.market == Market::Spot)
+        .map(|h| h.usd);
+    let driver = book.hourly(
+        region,
+        &group("DRIVER")?.instance_type,
+        Market::OnDemand,
+        false,
+    )?;
     Some(aether_platform::emr_eks::eks_cost(
         &aether_platform::emr_eks::EksCostInputs {
             executor_ms: f.executor_ms.clone(),
@@ -158,10 +179,9 @@ pub fn eks_run_cost(
                 .get("aether:gpus-per-node")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(1),
-            executor_spot_usd_per_hour: exec.spot_usd_per_hour,
-            executor_on_demand_usd_per_hour: exec.ec2_usd_per_hour,
-            // no EMR-on-EC2 uplift on EKS: EC2 prices
-            driver_usd_per_hour: driver.ec2_usd_per_hour,
+            executor_spot_usd_per_hour: exec_spot,
+            executor_on_demand_usd_per_hour: exec.usd,
+            driver_usd_per_hour: driver.usd,
             driver_ms: f.duration_ms.unwrap_or(0),
             consolidate_after_s: e.consolidate_after_s.unwrap_or(30),
         },

@@ -30,8 +30,13 @@ pub fn jobs_text(o: &Overview, width: Option<usize>) -> String {
         t.row(j.list_cells());
     }
     let mut out = String::new();
+    // a long value (the prices' label) wraps under itself
     for (k, v) in render::kpi_lines(&o.kpis) {
-        out.push_str(&format!("{k:<38} {v}\n"));
+        let lines = aether_core::table::wrap_line(&v, width.saturating_sub(39).max(20));
+        for (i, l) in lines.iter().enumerate() {
+            let k = if i == 0 { k } else { "" };
+            out.push_str(&format!("{k:<38} {}\n", l.trim_start()));
+        }
     }
     out.push('\n');
     out.push_str(&t.render(width));

@@ -36,6 +36,9 @@ fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// What qualify records as the prices of its costs by default.
+pub const LIST_PRICES: &str = "AWS list prices (on-demand EC2 + EMR fee, Nov 2026, built in)";
+
 pub fn qualified(
     h: &mut History,
     app: &str,
@@ -78,12 +81,14 @@ pub fn qualified(
                     "instance": "g6.4xlarge", "gpu": "L4", "gpu_memory_mib": 24576, "nodes": 1,
                     "gpus_per_node": 1, "executors": 1, "cores_per_executor": 16,
                     "node_memory_mib": 65536, "hourly_usd": 1.323, "cost_usd": gpu_cost,
-                    "fits_memory": true}}),
+                    "fits_memory": true}, "price_source": LIST_PRICES}),
                 spark_conf: String::new(),
                 cpu_cost_usd: Some(cpu_cost),
                 gpu_cost_usd: Some(gpu_cost),
                 savings_usd: Some(cpu_cost - gpu_cost),
-                range: serde_json::Value::Null,
+                // the prior's range, as qualify records it with no measured pairs
+                range: serde_json::json!({"speedup": speedup, "low": speedup / 1.3,
+                    "high": speedup * 1.3, "coverage": 0.8}),
             },
             &props(&[
                 ("spark.plugins", "com.nvidia.spark.SQLPlugin"),

@@ -66,6 +66,14 @@ fn inputs_under(list: &Path, section: &str, base: &Path) -> Vec<String> {
 }
 
 fn ours(logs: &[String]) -> BTreeMap<String, aether_predict::profile::Tuning> {
+    ours_for(logs, &aether_predict::profile::Worker::default())
+}
+
+/// aether's recommendations for `logs`, sized for worker `w`.
+fn ours_for(
+    logs: &[String],
+    w: &aether_predict::profile::Worker,
+) -> BTreeMap<String, aether_predict::profile::Tuning> {
     let ing = aether_ingest::ingest(logs, &Default::default());
     assert!(ing.source_errors.is_empty(), "{:?}", ing.source_errors);
     let ctx = aether_engine::session();
@@ -73,10 +81,9 @@ fn ours(logs: &[String]) -> BTreeMap<String, aether_predict::profile::Tuning> {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(aether_predict::profile::prepare(&ctx)).unwrap();
     let inputs = rt.block_on(aether_predict::profile::inputs(&ctx)).unwrap();
-    let w = aether_predict::profile::Worker::default();
     inputs
         .iter()
-        .map(|(app, inp)| (app.clone(), aether_predict::profile::recommend(inp, &w)))
+        .map(|(app, inp)| (app.clone(), aether_predict::profile::recommend(inp, w)))
         .collect()
 }
 
@@ -185,6 +192,30 @@ fn recommendations_equal_the_reference_profiler() {
         assert!(!t.recommended, "{app}: a CPU run");
         assert!(aether_predict::profile::render_summary(app, t).contains("- No recommendations"));
     }
+}
+
+/// The target cluster drives the sizing (`tests/golden/target-cluster`): for a worker of one
+/// T4, of four A100s (the reference's `workerInfo` YAML) and for an EMR instance type, aether's
+/// recommendations on every golden GPU log equal the reference profiler's run with that
+/// `--target_cluster_info` — executor cores, memory, pinned pool, threads, concurrent GPU
+/// tasks and the T4/A100 partitioning of large shuffles.
+#[test]
+fn target_clusters_equal_the_reference_profiler() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/target-cluster");
+    let list = shared().join("anchor/golden/profile-dev/INPUTS.txt");
+    let gpu_logs = inputs(&list, "GPU event logs");
+    let cat =
+        aether_predict::cluster::Catalog::load(&aether_predict::prices::Terms::list()).unwrap();
+    let mut targets = 0;
+    for t in ["t4", "a100", "g6.12xlarge"] {
+        let spec = dir.join(format!("{t}.yaml"));
+        let w = aether_predict::target::resolve(spec.to_str().unwrap(), &cat).unwrap();
+        let got = ours_for(&gpu_logs, &w);
+        let n = compare_with_reference(&dir.join(format!("{t}.tuning_summary.log")), None, &got);
+        assert_eq!(n, 9, "{t}");
+        targets += 1;
+    }
+    assert_eq!(targets, 3);
 }
 
 /// One variant of a real GPU log per AutoTuner rule (`tests/golden/autotuner-variants`, made by

@@ -34,6 +34,11 @@ pub struct ProfileArgs {
     /// else a job of its own).
     #[arg(long = "aether_job_id", alias = "aether-job-id", value_parser = id)]
     aether_job_id: Option<i64>,
+    /// The cluster the next run is for: the reference's target-cluster YAML (workerInfo:
+    /// cpuCores, memoryGB, gpu {count, name}; or instanceType), or a GPU instance type such as
+    /// g5.12xlarge. Default: g6.4xlarge.
+    #[arg(long = "target_cluster_info", alias = "target-cluster-info")]
+    target_cluster_info: Option<String>,
     /// Write per app `<app>/recommended.conf` and `<app>/profile.log`, plus `profile.json` and
     /// `tuning_summary.log`, here.
     #[arg(long)]
@@ -60,13 +65,15 @@ pub enum OutFormat {
 pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
     let ws = a.ws.open()?;
     let step = a.cluster_id.as_deref().zip(a.platform_job_id.as_deref());
-    let p = match aether_workflow::profile::profile(&ws, &a.event_log, step, a.aether_job_id) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let target = a.target_cluster_info.as_deref();
+    let p =
+        match aether_workflow::profile::profile(&ws, &a.event_log, step, a.aether_job_id, target) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        };
     print(&p, a.format, a.wide)?;
     if let Some(dir) = &a.output {
         aether_workflow::profile::write_outputs(&ws, dir, &p)?;
@@ -88,23 +95,7 @@ fn print(p: &Profile, f: OutFormat, wide: bool) -> Result<()> {
             let width = (!wide).then(aether_core::table::terminal_width);
             print!("{}", aether_workflow::profile::text(p, width));
         }
-        OutFormat::Csv => {
-            println!("app_id,config_id,key,value,change,source");
-            let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-            for p in out {
-                for r in &p.tuning.properties {
-                    println!(
-                        "{},{},{},{},{},{}",
-                        q(&p.app_id),
-                        p.config_id.map(|c| c.to_string()).unwrap_or_default(),
-                        q(&r.key),
-                        q(&r.value),
-                        serde_json::to_value(r.change)?.as_str().unwrap_or(""),
-                        q(r.source.as_deref().unwrap_or(""))
-                    );
-                }
-            }
-        }
+        OutFormat::Csv => print!("{}", aether_workflow::profile::csv(out)?),
         OutFormat::Json => {
             let mut v = json_of(out);
             for a in v.as_array_mut().into_iter().flatten() {

@@ -312,3 +312,108 @@ fn profile_text_fits_the_terminal() {
         );
     }
 }
+
+/// `--target_cluster_info`: the reference's YAML or a GPU instance type sizes the
+/// recommendations (the figures the reference profiler gives for that target on this log:
+/// `tests/golden/target-cluster`), the CSV carries them, the written report says which worker;
+/// a bad target is refused before any log is read, naming the file and the problem.
+#[test]
+fn a_target_cluster_sizes_the_recommendations() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let log = datasets().join("nds_q66_gpu.zstd");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/target-cluster");
+    let run = |target: &str, format: &str| {
+        let log = log.to_str().unwrap();
+        let args = [
+            "profile",
+            "--event_log",
+            log,
+            "--target_cluster_info",
+            target,
+        ];
+        aether(&home, &[&args[..], &["--format", format]].concat())
+    };
+    let csv = |target: &str| -> (BTreeMap<String, String>, String) {
+        let o = run(target, "csv");
+        assert!(o.status.success(), "{target}: {}", err(&o));
+        let text = out(&o);
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let props = r
+            .records()
+            .map(|x| x.unwrap())
+            .map(|x| (x[2].to_string(), x[3].to_string()))
+            .collect();
+        (props, err(&o))
+    };
+    // the reference's answers for this app (application_1701368813061_0008)
+    let reference = |name: &str, key: &str| -> Option<String> {
+        let text =
+            std::fs::read_to_string(golden.join(format!("{name}.tuning_summary.log"))).unwrap();
+        let block = text
+            .split("App ID: application_1701368813061_0008")
+            .nth(1)
+            .unwrap();
+        let block = block.split("App ID:").next().unwrap();
+        block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("--conf {key}=")))
+            .map(String::from)
+    };
+    let t4 = golden.join("t4.yaml");
+    let (p, note) = csv(t4.to_str().unwrap());
+    assert!(
+        note.contains("sized for") && note.contains("1 x T4"),
+        "{note}"
+    );
+    for k in [
+        "spark.rapids.sql.concurrentGpuTasks",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+        "spark.sql.adaptive.coalescePartitions.initialPartitionNum",
+        "spark.sql.shuffle.partitions",
+    ] {
+        assert_eq!(p.get(k).cloned(), reference("t4", k), "T4: {k}");
+    }
+    assert_eq!(p["spark.sql.adaptive.advisoryPartitionSizeInBytes"], "32m");
+    // an instance type: its vCPUs per GPU are the executor's cores
+    let (p, note) = csv("g6.12xlarge");
+    assert_eq!(p["spark.executor.cores"], "12", "{note}");
+    assert_eq!(
+        p.get("spark.executor.cores").cloned(),
+        reference("g6.12xlarge", "spark.executor.cores")
+    );
+    // H100: beyond the reference, said so
+    let h100 = d.path().join("h100.yaml");
+    std::fs::write(
+        &h100,
+        "workerInfo:\n  cpuCores: 32\n  memoryGB: 256\n  gpu:\n    count: 2\n    name: H100\n",
+    )
+    .unwrap();
+    let (p, note) = csv(h100.to_str().unwrap());
+    assert!(note.contains("does not know this GPU"), "{note}");
+    // 16 cores a GPU: a 32g heap; YARN's overhead is the rest of 256 GiB x 0.7 / 2 GPUs; an
+    // H100's 80 GiB allows the most concurrent tasks, 4
+    assert_eq!(p["spark.executor.memory"], "32g");
+    assert_eq!(p["spark.executor.memoryOverhead"], "58982m");
+    assert_eq!(p["spark.rapids.sql.concurrentGpuTasks"], "4");
+    // refused: an unknown GPU, a file that is not there, a CPU instance type
+    let bad = d.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "workerInfo:\n  cpuCores: 8\n  memoryGB: 32\n  gpu:\n    count: 1\n    name: b200\n",
+    )
+    .unwrap();
+    for (target, want) in [
+        (bad.to_str().unwrap(), "unknown GPU \"b200\""),
+        ("/no/such/target.yaml", "no such file"),
+        ("m5d.xlarge", "not a GPU instance type"),
+    ] {
+        let o = run(target, "table");
+        assert_eq!(o.status.code(), Some(2), "{target}");
+        assert!(
+            err(&o).contains(want) && (err(&o).contains(target) || want.contains("GPU instance")),
+            "{target}: {}",
+            err(&o)
+        );
+    }
+}

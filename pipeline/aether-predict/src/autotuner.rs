@@ -139,26 +139,10 @@ pub(crate) fn normalize(conf: ConfType, v: &str) -> String {
     }
 }
 
-/// Maven-style `version >= min` on the leading numbers (`3.3.0-amzn-0` ≥ 3.2.0; a `-SNAPSHOT`
-/// counts as lower than its release).
+/// `version >= min` in the reference's (Maven's) version order: `3.3.0-amzn-0` >= 3.2.0, a
+/// `-SNAPSHOT` or `-rc1` below its release ([`crate::version`]).
 pub(crate) fn version_at_least(v: &str, min: &[i64]) -> bool {
-    let nums: Vec<i64> = v
-        .split(|c: char| !c.is_ascii_digit())
-        .take_while(|s| !s.is_empty())
-        .filter_map(|s| s.parse().ok())
-        .collect();
-    if nums.is_empty() {
-        return false;
-    }
-    let mut a = nums.clone();
-    a.resize(min.len().max(a.len()), 0);
-    let mut b = min.to_vec();
-    b.resize(a.len(), 0);
-    match a.cmp(&b) {
-        std::cmp::Ordering::Greater => true,
-        std::cmp::Ordering::Less => false,
-        std::cmp::Ordering::Equal => !v.to_ascii_uppercase().contains("SNAPSHOT"),
-    }
+    crate::version::at_least(v, min)
 }
 
 /// Shuffle reader/writer threads for an executor's cores (none under 4 cores).

@@ -12,5 +12,7 @@ pub mod qualx;
 pub mod report;
 mod rows;
 mod rules;
+pub mod target;
 pub mod train;
 pub mod units;
+pub mod version;

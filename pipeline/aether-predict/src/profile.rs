@@ -27,31 +27,7 @@ const PLUGIN: &str = "com.nvidia.spark.SQLPlugin";
 /// Profiling's batch size (`BATCH_SIZE_BYTES` of the tool's tuningConfigs.yaml).
 const BATCH_SIZE_BYTES: i64 = 2147483647;
 
-/// The GPU worker the recommendations are for: EMR's default `g6.4xlarge` (16 vCPU, 64 GiB,
-/// one L4 of 24 GiB).
-#[derive(Clone, Debug, Serialize)]
-pub struct Worker {
-    pub instance: String,
-    pub cores: i64,
-    pub memory_mib: i64,
-    pub gpus: i64,
-    pub gpu_memory_mib: i64,
-    /// Share of node memory EMR keeps for itself.
-    pub reserved_fraction: f64,
-}
-
-impl Default for Worker {
-    fn default() -> Self {
-        Worker {
-            instance: "g6.4xlarge".into(),
-            cores: 16,
-            memory_mib: 65536,
-            gpus: 1,
-            gpu_memory_mib: 24576,
-            reserved_fraction: 0.3,
-        }
-    }
-}
+pub use crate::target::Worker;
 
 /// What the profiling rules read from one GPU run.
 #[derive(Clone, Debug, Default)]
@@ -566,6 +542,17 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
             "Shuffle partitions should be increased since task OOM occurred in shuffle stages.",
         );
     }
+    // large inputs and shuffles: the GPU model's initial partition count (T4 800, A100 400)
+    // when the run's is at most 200
+    if large_io(inp)
+        && let Some(n) = w.gpu.initial_partitions
+        && t.source(initial_key)
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .unwrap_or(0)
+            <= 200
+    {
+        parts = parts.max(n);
+    }
     // at least one GPU batch per partition of the largest GPU exchange (AQE coalescing only)
     if coalescing
         && cluster
@@ -610,16 +597,18 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
                 &(c * e).to_string(),
             );
         }
-        let n = inp.tuner.sql_io.len().max(1) as f64;
-        let mean_input = inp.tuner.sql_io.iter().map(|x| x.0 as f64).sum::<f64>() / n;
-        let mean_shuffle = inp.tuner.sql_io.iter().map(|x| x.1 as f64).sum::<f64>() / n;
+        let (mean_input, _) = mean_io(inp);
         if mean_input < 35000.0
             && t.source("spark.sql.adaptive.advisoryPartitionSizeInBytes")
                 .is_none()
         {
             t.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "128m");
         }
-        if mean_input > 35000.0 && mean_shuffle > 50000.0 {
+        if large_io(inp) {
+            // the GPU model's partition size (T4 32m, A100 64m)
+            if let Some(size) = w.gpu.advisory_partition_size {
+                t.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", size);
+            }
             t.set(
                 "spark.sql.adaptive.coalescePartitions.parallelismFirst",
                 "false",
@@ -770,6 +759,19 @@ fn cache_serializer(t: &mut Tuner<'_>) {
             "'{KEY}' remains compatible, but Spark 3.5.0 and 3.5.1 disable GPU InMemoryTableScan under AQE, so cached scans may remain on the CPU."
         ));
     }
+}
+
+/// The mean input and shuffle-read bytes of the run's SQLs.
+fn mean_io(inp: &ProfileInputs) -> (f64, f64) {
+    let n = inp.tuner.sql_io.len().max(1) as f64;
+    let sum = |f: fn(&(i64, i64)) -> i64| inp.tuner.sql_io.iter().map(|x| f(x) as f64).sum::<f64>();
+    (sum(|x| x.0) / n, sum(|x| x.1) / n)
+}
+
+/// A large input and a large shuffle (the reference's AQE thresholds, 35,000 and 50,000 bytes).
+fn large_io(inp: &ProfileInputs) -> bool {
+    let (input, shuffle) = mean_io(inp);
+    input > 35000.0 && shuffle > 50000.0
 }
 
 /// `formatDoublePrecision(v, 2)`: rounded half up to 2 decimals, trailing zeros dropped.
@@ -1332,14 +1334,17 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, ProfileInput
         v.dedup();
         p.plugin_versions = v;
     }
-    // mean over SQLs of GC time / CPU time (the reference's sql_level_aggregated_task_metrics)
+    // mean over SQLs of GC time / CPU time (the reference's sql_level_aggregated_task_metrics:
+    // a stage's CPU time is its tasks' nanoseconds summed, then cut to milliseconds; a SQL's is
+    // the sum of its stages': sub-millisecond tasks still count)
     for (app, rows) in rows_by_app(
         ctx,
-        "WITH s AS (SELECT DISTINCT app_id, sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL)
-         SELECT s.app_id, s.sql_id, SUM(t.jvm_gc_time_ms) AS gc,
-                SUM(t.executor_cpu_time_ns / 1000000) AS cpu
-         FROM s JOIN tasks t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
-         GROUP BY s.app_id, s.sql_id",
+        "WITH s AS (SELECT DISTINCT app_id, sql_id, stage_id FROM stage_jobs WHERE sql_id IS NOT NULL),
+              st AS (SELECT s.app_id, s.sql_id, s.stage_id, SUM(t.jvm_gc_time_ms) AS gc,
+                            SUM(t.executor_cpu_time_ns) / 1000000 AS cpu
+                     FROM s JOIN tasks t ON t.app_id = s.app_id AND t.stage_id = s.stage_id
+                     GROUP BY s.app_id, s.sql_id, s.stage_id)
+         SELECT app_id, sql_id, SUM(gc) AS gc, SUM(cpu) AS cpu FROM st GROUP BY app_id, sql_id",
     )
     .await?
     {

@@ -40,6 +40,8 @@ pub struct Profile {
     pub health: BTreeMap<String, String>,
     /// Inputs that could not be read at all (each told as an error).
     pub unreadable: usize,
+    /// The worker the recommendations are sized for (`--target_cluster_info`, else g6.4xlarge).
+    pub worker: Worker,
     ctx: aether_engine::SessionContext,
 }
 
@@ -52,7 +54,35 @@ pub fn profile(
     logs: &[String],
     step: Option<(&str, &str)>,
     job: Option<i64>,
+    target: Option<&str>,
 ) -> Result<Profile> {
+    // the target first: a bad one is told before any log is read
+    let w = match target {
+        Some(spec) => {
+            let cat =
+                aether_predict::cluster::Catalog::load(&aether_predict::prices::Terms::list())?;
+            let w = aether_predict::target::resolve(spec, &cat)?;
+            ws.note(&format!(
+                "sized for {} ({} cores, {} GiB, {} x {}{})",
+                if w.instance.is_empty() {
+                    spec
+                } else {
+                    &w.instance
+                },
+                w.cores,
+                w.memory_mib / 1024,
+                w.gpus,
+                w.gpu.name.to_uppercase(),
+                if w.gpu.reference {
+                    ""
+                } else {
+                    "; the reference profiler does not know this GPU"
+                }
+            ));
+            w
+        }
+        None => Worker::default(),
+    };
     let mut logs = logs.to_vec();
     if let Some((cluster, step)) = step {
         logs.push(crate::source::read_step(ws, cluster, step)?.event_log);
@@ -110,7 +140,6 @@ pub fn profile(
         "SELECT app_id, rank, cause, time_ms, task_time_pct, detail, remedy FROM profile_slowness
          ORDER BY app_id, rank",
     ))?);
-    let w = Worker::default();
     let mut history = ws.history()?;
     let mut out = Vec::new();
     for r in &apps {
@@ -212,6 +241,7 @@ pub fn profile(
         slowness,
         health,
         unreadable: ing.source_errors.len(),
+        worker: w,
         ctx,
     })
 }
@@ -237,7 +267,7 @@ fn record(h: &mut History, p: &Profiled, job: Option<i64>) -> Result<i64> {
 /// CSV, plus `profile.json` and `tuning_summary.log`, into `dir`.
 pub fn write_outputs(ws: &Workspace, dir: &std::path::Path, p: &Profile) -> Result<()> {
     let (out, rt, ctx) = (&p.apps, ws.runtime(), &p.ctx);
-    write_reports(dir, out, &Worker::default())?;
+    write_reports(dir, out, &p.worker)?;
     let tables = aether_predict::profile::REFERENCE_TABLES
         .iter()
         .chain(aether_predict::profile::BEYOND_TABLES);
@@ -265,6 +295,26 @@ pub fn write_outputs(ws: &Workspace, dir: &std::path::Path, p: &Profile) -> Resu
         }
     }
     Ok(())
+}
+
+/// The recommendations as CSV (`--format csv`): app_id,config_id,key,value,change,source.
+pub fn csv(out: &[Profiled]) -> Result<String> {
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let mut text = String::from("app_id,config_id,key,value,change,source\n");
+    for p in out {
+        for r in &p.tuning.properties {
+            text.push_str(&format!(
+                "{},{},{},{},{},{}\n",
+                q(&p.app_id),
+                p.config_id.map(|c| c.to_string()).unwrap_or_default(),
+                q(&r.key),
+                q(&r.value),
+                serde_json::to_value(r.change)?.as_str().unwrap_or(""),
+                q(r.source.as_deref().unwrap_or(""))
+            ));
+        }
+    }
+    Ok(text)
 }
 
 /// The apps as JSON (`profile.json`, `--format json`).

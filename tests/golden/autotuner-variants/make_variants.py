@@ -705,6 +705,29 @@ VARIANTS = {
         "the same on Spark 3.5.7 (its procfs memory metrics trusted; the log has none)",
         lambda ev: python_oom(ev, "3.5.7"),
     ),
+    "gc-sub-ms": (
+        "48",
+        "sub-millisecond tasks (0.9 ms of CPU each, 10 in one stage) and 1 ms of GC: "
+        "CPU time summed per stage before it is cut to ms, so no GC comment",
+        lambda ev: (
+            clone_tasks(ev, 6, 9, 1000),
+            task_metric(ev, 6, ("Executor CPU Time",), 900000),
+            task_metric(ev, 7, ("Executor CPU Time",), 900000),
+            task_metric(ev, 6, ("JVM GC Time",), 0),
+            task_metric(ev, 6, ("JVM GC Time",), 1, task=6),
+        ),
+    ),
+    "cache-scan-3.5.2-rc1": (
+        "49",
+        "a cached-table scan on Spark 3.5.2-rc1: a release candidate is below 3.5.2 (Maven's "
+        "version order), so the Spark 3.5.0/3.5.1 cache comment",
+        lambda ev: (add_cache_scan(ev), spark_version(ev, "3.5.2-rc1")),
+    ),
+    "cache-scan-3.5.0-rc1": (
+        "50",
+        "a cached-table scan on Spark 3.5.0-rc1: below 3.5.0, no Spark 3.5.0/3.5.1 cache comment",
+        lambda ev: (add_cache_scan(ev), spark_version(ev, "3.5.0-rc1")),
+    ),
 }
 
 

@@ -198,6 +198,39 @@ pub struct StageInfo {
     /// The ids of the accumulators the stage updated (SQL metrics among them).
     #[serde(rename = "Accumulables", default)]
     pub accumulables: StageAccumulables,
+    /// The operation scopes of the stage's RDDs.
+    #[serde(rename = "RDD Info", default)]
+    pub rdd_scopes: RddScopes,
+}
+
+/// The names of the operation scopes in a `Stage Info`'s `RDD Info` (each `Scope` is a JSON
+/// text, `{"id":"3","name":"GpuColumnarExchange"}`), each once, in order of first appearance.
+#[derive(Debug, Default)]
+pub struct RddScopes(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for RddScopes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Rdd {
+            #[serde(rename = "Scope", default)]
+            scope: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Scope {
+            name: Option<String>,
+        }
+        let v: Option<Vec<Rdd>> = Deserialize::deserialize(d)?;
+        let mut names: Vec<String> = Vec::new();
+        for s in v.unwrap_or_default().into_iter().filter_map(|r| r.scope) {
+            // (a scope that is not the JSON Spark writes is left out)
+            if let Ok(Scope { name: Some(n) }) = serde_json::from_str::<Scope>(&s)
+                && !names.contains(&n)
+            {
+                names.push(n);
+            }
+        }
+        Ok(RddScopes(names))
+    }
 }
 
 /// The accumulators listed in a `Stage Info`: id and value (`None` when not a number).
@@ -1156,6 +1189,25 @@ mod tests {
             }
         }
         assert!(kinds.len() >= 12, "{kinds:?}");
+    }
+
+    /// A stage's RDD scopes: each name once, in order; a scope that is not JSON is left out.
+    #[test]
+    fn rdd_scopes_of_a_stage() {
+        let line =
+            br#"{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":3,"RDD Info":[
+            {"RDD ID":1,"Scope":"{\"id\":\"7\",\"name\":\"TableCacheQueryStage\"}"},
+            {"RDD ID":2,"Scope":"{\"id\":\"8\",\"name\":\"GpuColumnarExchange\"}"},
+            {"RDD ID":3,"Scope":"{\"id\":\"9\",\"name\":\"TableCacheQueryStage\"}"},
+            {"RDD ID":4,"Scope":"not json"},{"RDD ID":5}]}}"#;
+        let line: Vec<u8> = line.iter().copied().filter(|b| *b != b'\n').collect();
+        match parse_line(&line) {
+            Ok(Parsed::Event(_, Event::StageSubmitted(e))) => assert_eq!(
+                e.info.rdd_scopes.0,
+                ["TableCacheQueryStage", "GpuColumnarExchange"]
+            ),
+            _ => panic!("not a stage event"),
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ struct StageRow {
     completed: bool,
     failure_reason: Option<String>,
     parent_ids: Vec<i64>,
+    rdd_scopes: Vec<String>,
     job_ids: Vec<i64>,
 }
 
@@ -407,6 +408,9 @@ impl AppState {
         }
         if let Some(p) = info.parent_ids {
             s.parent_ids = p;
+        }
+        if !info.rdd_scopes.0.is_empty() {
+            s.rdd_scopes = info.rdd_scopes.0;
         }
         if info.submission_time.0.is_some() {
             s.submit_ms = info.submission_time.0;
@@ -1125,6 +1129,10 @@ impl AppState {
             s.failure_reason.append_option(r.failure_reason.as_deref());
             s.parent_ids.values().append_slice(&r.parent_ids);
             s.parent_ids.append(true);
+            for n in &r.rdd_scopes {
+                s.rdd_scopes.values().append_value(n);
+            }
+            s.rdd_scopes.append(true);
         }
         out.push((Stages::NAME, s.finish(&key)));
 

@@ -33,6 +33,8 @@ pub struct F64;
 pub struct Bool;
 /// List of 64-bit integers.
 pub struct ListI64;
+/// List of UTF-8 texts.
+pub struct ListStr;
 
 impl ColKind for Str {
     type Builder = StringBuilder;
@@ -77,6 +79,16 @@ impl ColKind for ListI64 {
     }
     fn builder() -> Self::Builder {
         ListBuilder::with_capacity(Int64Builder::with_capacity(0), 0)
+    }
+}
+
+impl ColKind for ListStr {
+    type Builder = ListBuilder<StringBuilder>;
+    fn field(name: &str) -> Field {
+        Field::new_list(name, Field::new_list_field(DataType::Utf8, true), true)
+    }
+    fn builder() -> Self::Builder {
+        ListBuilder::with_capacity(StringBuilder::with_capacity(0, 0), 0)
     }
 }
 
@@ -237,6 +249,9 @@ table! {
         status: Str,
         failure_reason: Str,
         parent_ids: ListI64,
+        /// The operation scopes its RDDs ran in (`RDD Info` → `Scope` → `name`, each once):
+        /// `InMemoryTableScan`, `GpuColumnarExchange`, `WholeStageCodegen (1)`, …
+        rdd_scopes: ListStr,
     }
 }
 

@@ -746,9 +746,14 @@ pub async fn inputs(ctx: &SessionContext) -> Result<HashMap<String, TunerInputs>
     }
     for (app, rows) in rows_by_app(
         ctx,
-        "SELECT app_id, COUNT(*) AS n FROM sql_plan_nodes
-         WHERE node_name IN ('InMemoryRelation', 'InMemoryTableScan', 'TableCacheQueryStage', 'GpuInMemoryTableScan')
-            OR starts_with(node_name, 'Scan In-memory table ')
+        // a cache node in any plan version, or a stage's RDD run in a cache scope
+        "WITH names AS (
+             SELECT app_id, node_name AS name FROM sql_plan_nodes
+             UNION ALL
+             SELECT app_id, unnest(rdd_scopes) AS name FROM stages)
+         SELECT app_id, COUNT(*) AS n FROM names
+         WHERE name IN ('InMemoryRelation', 'InMemoryTableScan', 'TableCacheQueryStage', 'GpuInMemoryTableScan')
+            OR starts_with(name, 'Scan In-memory table ')
          GROUP BY app_id",
     )
     .await?

@@ -167,6 +167,15 @@ pub fn of_instance(cat: &crate::cluster::Catalog, instance: &str) -> Result<Work
     Ok(worker(instance, i.vcpus, i.memory_mib, i.gpus, model))
 }
 
+/// The worker of a running cluster: the first of its nodes' instance types that is a GPU type
+/// of the catalog with a known GPU (its core or executor nodes; the primary has none).
+pub fn of_nodes<'a>(
+    cat: &crate::cluster::Catalog,
+    instances: impl IntoIterator<Item = &'a str>,
+) -> Option<Worker> {
+    instances.into_iter().find_map(|i| of_instance(cat, i).ok())
+}
+
 impl TargetFile {
     /// The worker it describes: an instance type, or cores, memory and GPUs (not both).
     pub fn worker(&self, cat: &crate::cluster::Catalog) -> Result<Worker, TargetError> {

@@ -93,7 +93,13 @@ fn neighbours(p: &Props) -> Vec<(String, Props)> {
 
 /// The profiling AutoTuner's proposal after a run: its event log's metrics, the run's config
 /// where the log lacks a property (a local or emulated run leaves the GPU settings out).
-fn profile_proposal(ws: &Workspace, event_log: &str, base: &Props) -> Result<Props> {
+/// It is sized for the worker `w` (the session's cluster's GPU nodes).
+fn profile_proposal(
+    ws: &Workspace,
+    event_log: &str,
+    base: &Props,
+    w: &aether_predict::profile::Worker,
+) -> Result<Props> {
     let rt = ws.runtime();
     let ing = aether_ingest::ingest(&[event_log.to_string()], &Default::default());
     if let Some(e) = ing.source_errors.first() {
@@ -111,7 +117,7 @@ fn profile_proposal(ws: &Workspace, event_log: &str, base: &Props) -> Result<Pro
         inp.props.entry(k.clone()).or_insert_with(|| v.clone());
     }
     inp.tuner.props = inp.props.clone();
-    let t = aether_predict::profile::recommend(&inp, &aether_predict::profile::Worker::default());
+    let t = aether_predict::profile::recommend(&inp, w);
     Ok(crate::props::config_properties(base.clone(), &t))
 }
 
@@ -265,6 +271,15 @@ pub fn tune_loop(
         }
     };
     h.set_tune_status(tune_id, "RUNNING", None, None)?;
+    // the proposals are sized for the session's cluster: its GPU nodes (else g6.4xlarge, e.g.
+    // a local run)
+    let worker = aether_predict::cluster::Catalog::load(&aether_predict::prices::Terms::list())
+        .ok()
+        .and_then(|cat| {
+            let nodes = env.cluster.groups.iter().map(|g| g.instance_type.as_str());
+            aether_predict::target::of_nodes(&cat, nodes)
+        })
+        .unwrap_or_default();
     let mut tried: Vec<Props> = Vec::new();
     for it in &its {
         if let Some(c) = h.config(it.config_id)? {
@@ -419,7 +434,7 @@ pub fn tune_loop(
             remedies(&config.properties)
         };
         let proposal = match run.event_log.as_deref() {
-            Some(l) if ok => profile_proposal(ws, l, &base_props).unwrap_or_else(|e| {
+            Some(l) if ok => profile_proposal(ws, l, &base_props, &worker).unwrap_or_else(|e| {
                 ws.warn(&format!("profiling run {}: {e:#}", run.run_id));
                 base_props.clone()
             }),
@@ -962,6 +977,40 @@ mod tests {
     /// A tune killed (SIGKILL) while its first run's step ran left the run RUNNING and no
     /// iteration; the same tune again takes that run as the iteration instead of running the
     /// config a second time, once the step has ended.
+    /// A run's proposal is sized for the session's cluster: on 4 x T4 nodes of 48 vCPUs
+    /// (g4dn.12xlarge) a GPU's executor gets 12 cores and T4 concurrency (15,109 MiB / 7,500:
+    /// 2, what the run already had, so no change is proposed); on the default g6.4xlarge, 16
+    /// cores and 3.
+    #[test]
+    fn a_proposal_is_sized_for_the_sessions_cluster() {
+        let d = tempfile::tempdir().unwrap();
+        let (ws, _) = scripted(d.path());
+        let log = format!(
+            "{}/../../../shared/datasets/rapids-tools/spark-events-profiling/rapids_join_eventlog.zstd",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let cat =
+            aether_predict::cluster::Catalog::load(&aether_predict::prices::Terms::list()).unwrap();
+        let t4 = aether_predict::target::of_nodes(&cat, ["m5d.xlarge", "g4dn.12xlarge"]).unwrap();
+        let p = profile_proposal(&ws, &log, &Props::new(), &t4).unwrap();
+        assert_eq!(
+            p.get("spark.executor.cores").map(String::as_str),
+            Some("12"),
+            "{p:?}"
+        );
+        assert_eq!(p.get("spark.rapids.sql.concurrentGpuTasks"), None, "{p:?}");
+        let l4 = profile_proposal(&ws, &log, &Props::new(), &Default::default()).unwrap();
+        assert_eq!(
+            l4.get("spark.executor.cores").map(String::as_str),
+            Some("16")
+        );
+        assert_eq!(
+            l4.get("spark.rapids.sql.concurrentGpuTasks")
+                .map(String::as_str),
+            Some("3")
+        );
+    }
+
     #[test]
     fn a_killed_tunes_run_is_the_resumed_tunes_iteration() {
         let d = tempfile::tempdir().unwrap();

@@ -210,6 +210,22 @@ def add_cache_scan(events, sql=2):
 
 
 
+def rdd_scope(events, stage, name):
+    """Name the operation scope of `stage`'s first RDD `name` (in its JobStart, StageSubmitted
+    and StageCompleted infos), with no plan node to match."""
+    found = False
+    for e in events:
+        infos = e.get("Stage Infos", []) + ([e["Stage Info"]] if "Stage Info" in e else [])
+        for info in infos:
+            if info.get("Stage ID") == stage and info.get("RDD Info"):
+                scope = json.loads(info["RDD Info"][0]["Scope"])
+                scope["name"] = name
+                info["RDD Info"][0]["Scope"] = json.dumps(scope, separators=(",", ":"))
+                found = True
+    if not found:
+        raise SystemExit(f"no RDD of stage {stage} in the base log")
+
+
 def parquet_rereads(events):
     """Make every file scan read the same Parquet location, 60 GB each time: the same files read
     over and over (the file cache rule). The plan's text, its nodes and the scans' driver-side
@@ -727,6 +743,11 @@ VARIANTS = {
         "50",
         "a cached-table scan on Spark 3.5.0-rc1: below 3.5.0, no Spark 3.5.0/3.5.1 cache comment",
         lambda ev: (add_cache_scan(ev), spark_version(ev, "3.5.0-rc1")),
+    ),
+    "cache-rdd-scope": (
+        "51",
+        "a stage's RDD ran in a TableCacheQueryStage scope, no cache node in any plan",
+        lambda ev: rdd_scope(ev, 0, "TableCacheQueryStage"),
     ),
 }
 

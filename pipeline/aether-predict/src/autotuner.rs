@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::error::Result;
 use aether_engine::SessionContext;
-use anyhow::Result;
 use serde_json::Value;
 
 use crate::rows::{Row, rows_by_app};

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::Result;
 use aether_core::config::Market;
-use anyhow::Result;
 use serde::Serialize;
 
 use crate::prices::{PriceBook, Terms};
@@ -69,7 +69,10 @@ impl Catalog {
         }
         let mut r = csv::Reader::from_reader(GPU_INSTANCES.as_bytes());
         for rec in r.records() {
-            let rec = rec?;
+            let rec = rec.map_err(|source| crate::error::PredictError::Csv {
+                what: "the GPU instance catalog".into(),
+                source,
+            })?;
             let n = |i: usize| rec[i].parse::<i64>().unwrap_or(0);
             instances.insert(
                 rec[0].to_string(),

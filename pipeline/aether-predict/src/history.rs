@@ -2,8 +2,8 @@
 
 use std::sync::Mutex;
 
+use crate::error::{PredictError, Result};
 use aether_core::History;
-use anyhow::Result;
 
 use crate::qualify::AppQualification;
 
@@ -81,7 +81,7 @@ pub fn record(
         .and_then(|d| serde_json::to_value(d).ok());
     let mut h = history
         .lock()
-        .map_err(|_| anyhow::anyhow!("the history lock is poisoned"))?;
+        .map_err(|_| PredictError::Invalid("the history lock is poisoned".into()))?;
     Ok(h.record(
         (
             &q.app_id,

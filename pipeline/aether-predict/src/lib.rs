@@ -3,6 +3,7 @@
 pub mod autotuner;
 pub mod calibrate;
 pub mod cluster;
+pub mod error;
 pub mod history;
 pub mod model;
 pub mod prices;

@@ -1,7 +1,8 @@
 //! XGBoost boosters (QualX JSON models): loading, checking feature names, predicting.
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{PredictError, Result};
+use crate::invalid;
 use xgb::{Booster, DMatrix};
 
 /// A loaded booster and the feature names it was trained on.
@@ -14,17 +15,20 @@ impl Model {
     /// Loads a booster saved as JSON or UBJSON by XGBoost.
     pub fn load(path: &Path) -> Result<Model> {
         if !path.is_file() {
-            bail!("model {}: no such file", path.display());
+            invalid!("model {}: no such file", path.display());
         }
-        let booster = Booster::load(path)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(|| format!("model {}: not an XGBoost booster", path.display()))?;
+        let booster = Booster::load(path).map_err(PredictError::model(format!(
+            "model {}: not an XGBoost booster",
+            path.display()
+        )))?;
         let features = booster
             .get_feature_names()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(|| format!("model {}: cannot read feature names", path.display()))?;
+            .map_err(PredictError::model(format!(
+                "model {}: cannot read feature names",
+                path.display()
+            )))?;
         if features.is_empty() {
-            bail!("model {}: the booster has no feature names", path.display());
+            invalid!("model {}: the booster has no feature names", path.display());
         }
         Ok(Model { booster, features })
     }
@@ -35,10 +39,10 @@ impl Model {
 
     /// Raw margin (log speedup) for each row of `rows` (row-major, `feature_names()` order).
     pub fn predict(&self, rows: &[f32], n_rows: usize) -> Result<Vec<f32>> {
-        let dm = DMatrix::from_dense(rows, n_rows).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let dm = DMatrix::from_dense(rows, n_rows).map_err(PredictError::model("feature rows"))?;
         self.booster
             .predict(&dm)
-            .map_err(|e| anyhow::anyhow!("{e}"))
+            .map_err(PredictError::model("predicting"))
     }
 }
 
@@ -46,11 +50,11 @@ impl Model {
     /// SHAP contributions (XGBoost `pred_contribs`): per row, one value per feature and the bias
     /// last; each row sums to the raw margin.
     pub fn contributions(&self, rows: &[f32], n_rows: usize) -> Result<Vec<Vec<f32>>> {
-        let dm = DMatrix::from_dense(rows, n_rows).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let dm = DMatrix::from_dense(rows, n_rows).map_err(PredictError::model("feature rows"))?;
         let (data, (n, cols)) = self
             .booster
             .predict_contributions(&dm)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(PredictError::model("SHAP contributions"))?;
         Ok((0..n)
             .map(|i| data[i * cols..(i + 1) * cols].to_vec())
             .collect())
@@ -75,16 +79,16 @@ impl Model {
     /// The built-in QualX model of `platform`.
     pub fn builtin(platform: &str) -> Result<Model> {
         let Some((_, bytes)) = BUILTIN.iter().find(|(p, _)| *p == platform) else {
-            bail!(
+            invalid!(
                 "unknown platform {platform:?}; known: {}",
                 Self::builtin_platforms().join(", ")
             );
         };
-        let booster = Booster::load_buffer(bytes)
-            .map_err(|e| anyhow::anyhow!("built-in model {platform}: {e}"))?;
+        let what = format!("built-in model {platform}");
+        let booster = Booster::load_buffer(bytes).map_err(PredictError::model(&what))?;
         let features = booster
             .get_feature_names()
-            .map_err(|e| anyhow::anyhow!("built-in model {platform}: {e}"))?;
+            .map_err(PredictError::model(what))?;
         Ok(Model { booster, features })
     }
 }
@@ -175,7 +179,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.json");
         std::fs::write(&p, "{\"hello\": 1}").unwrap();
-        let e = Model::load(&p).err().unwrap().to_string();
+        let err = Model::load(&p).err().unwrap();
+        // typed: XGBoost's own error kept as the source
+        assert!(matches!(err, PredictError::Model { .. }), "{err:?}");
+        assert!(std::error::Error::source(&err).is_some());
+        let e = err.to_string();
         assert!(e.contains("not an XGBoost booster"), "{e}");
         let e = Model::load(&dir.path().join("none.json"))
             .err()

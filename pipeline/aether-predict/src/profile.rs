@@ -9,8 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::error::Result;
 use aether_engine::SessionContext;
-use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -839,7 +839,7 @@ fn footprint_seed(
     // the nominal RMM pool (the plugin's discrete-GPU pool sizing, 512-byte aligned)
     let trunc = |b: f64| (b as i64) / 512 * 512;
     let get = |k: &str| t.get(k);
-    let fraction = |k: &str, d: f64| -> Result<f64, String> {
+    let fraction = |k: &str, d: f64| -> std::result::Result<f64, String> {
         match get(k) {
             None => Ok(d),
             Some(v) => v
@@ -850,14 +850,14 @@ fn footprint_seed(
                 .ok_or_else(|| format!("'{k}' could not be resolved to a valid value")),
         }
     };
-    let bytes = |k: &str, d: i64| -> Result<i64, String> {
+    let bytes = |k: &str, d: i64| -> std::result::Result<i64, String> {
         match get(k) {
             None => Ok(d),
             Some(v) => parse_bytes(&v, false)
                 .ok_or_else(|| format!("'{k}' could not be resolved to a valid value")),
         }
     };
-    let model = || -> Result<RmmPool, String> {
+    let model = || -> std::result::Result<RmmPool, String> {
         if get("spark.rapids.memory.gpu.allocSize").is_some() {
             return Err(
                 "'spark.rapids.memory.gpu.allocSize' exact allocation is not modeled".into(),

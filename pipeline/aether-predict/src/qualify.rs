@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::error::{PredictError, Result};
 use aether_engine::{AnalysisSettings, SessionContext};
-use anyhow::Result;
 use datafusion::arrow::record_batch::RecordBatch;
 use serde::Serialize;
 use serde_json::Value;
@@ -94,7 +94,7 @@ pub struct AppQualification {
 
 fn lock(m: &std::sync::Mutex<Model>) -> Result<std::sync::MutexGuard<'_, Model>> {
     m.lock()
-        .map_err(|_| anyhow::anyhow!("the model lock is poisoned"))
+        .map_err(|_| PredictError::Invalid("the model lock is poisoned".into()))
 }
 
 /// A log that could not be qualified.
@@ -143,8 +143,7 @@ const PROPS_SQL: &str = "SELECT app_id, key, value, category FROM properties
 
 /// The result of a query run as a task of its own.
 async fn joined<T>(task: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
-    task.await
-        .map_err(|e| anyhow::anyhow!("a session query's task: {e}"))?
+    task.await?
 }
 
 /// What qualification reads from one session's tables and views, for every app in it (one
@@ -903,13 +902,14 @@ fn qualify_session(
     // a session alone at the end of a run (the largest log's) has the cores to itself
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(o.ingest.threads())
-        .build()?;
+        .build()
+        .map_err(PredictError::io("an async runtime"))?;
     let (mut facts, derived) = rt.block_on(async {
         // plans kept from the process's earlier sessions (the first plans them)
         let ctx = aether_engine::plans::session_with_cached_plans(1);
         aether_engine::register_ingested(&ctx, &ing)?;
         if logs.iter().all(|(_, _, lo)| lo.stopped.is_some()) {
-            return anyhow::Ok((SessionFacts::read_start(&ctx).await?, Vec::new()));
+            return Ok::<_, PredictError>((SessionFacts::read_start(&ctx).await?, Vec::new()));
         }
         let mut views = QUALIFY_VIEWS.to_vec();
         if o.derive {
@@ -937,7 +937,7 @@ fn qualify_session(
                 derived.push((v, all));
             }
         }
-        anyhow::Ok((facts, derived))
+        Ok::<_, PredictError>((facts, derived))
     })?;
     facts.predict(&o.model)?;
     logs.iter()

@@ -2,7 +2,8 @@
 //! with the reference tool's formulas (see `../shared/anchor/README.md`, "How QualX turns an event
 //! log into a speedup").
 
-use anyhow::{Context, Result, bail};
+use crate::error::{PredictError, Result};
+use crate::invalid;
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
@@ -71,12 +72,12 @@ pub async fn feature_rows(
         }
     }
     if !missing.is_empty() {
-        bail!(
+        invalid!(
             "the model needs features aether does not compute: {}",
             missing.join(", ")
         );
     }
-    let col = |name: &str| schema.index_of(name).context(name.to_string());
+    let col = |name: &str| schema.index_of(name);
     let (c_app, c_att, c_sql, c_name, c_appdur, c_dur, c_desc, c_fs) = (
         col("app_id")?,
         col("app_attempt_id")?,
@@ -262,7 +263,9 @@ pub fn top_reasons(model: &Model, preds: &[&SqlPrediction], n: usize) -> Vec<(St
 
 /// The feature names aether computes (the `qualx_features` columns and the platform one-hots).
 pub fn available_features() -> Result<Vec<String>> {
-    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(PredictError::io("an async runtime"))?;
     rt.block_on(async {
         let ctx = aether_engine::session();
         aether_engine::register_ingested(&ctx, &aether_ingest::Ingested::default())?;
@@ -291,7 +294,7 @@ pub fn check_features(names: &[String]) -> Result<()> {
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {
-        bail!(
+        invalid!(
             "the model needs {} feature(s) aether does not compute: {}",
             missing.len(),
             missing.join(", ")

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use crate::error::{PredictError, Result};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 
@@ -587,14 +587,15 @@ fn write_csv(path: &Path, b: &RecordBatch) -> Result<()> {
 /// Write through a temporary file and rename, so a reader never sees half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    std::fs::write(&tmp, bytes).map_err(PredictError::io(format!("writing {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(PredictError::io(format!("writing {}", path.display())))?;
     Ok(())
 }
 
 /// The files of `--output DIR`.
 pub fn write_outputs(dir: &Path, results: &[AppQualification], names: &[String]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .map_err(PredictError::io(format!("creating {}", dir.display())))?;
     write_csv(
         &dir.join("qualification_summary.csv"),
         &qualification_summary(results)?,

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::error::Result;
 use aether_engine::SessionContext;
-use anyhow::Result;
 use serde_json::Value;
 
 /// One result row, by column name.

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use crate::error::{PredictError, Result};
+use crate::invalid;
 use serde::Serialize;
 use xgb::{Booster, DMatrix, parameters::BoosterParameters};
 
@@ -26,14 +27,22 @@ pub fn read_pairs(path: &Path) -> Result<Vec<Pair>> {
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
         .from_path(path)
-        .with_context(|| format!("pairs {shown}: cannot read"))?;
+        .map_err(|source| PredictError::Csv {
+            what: format!("pairs {shown}: cannot read"),
+            source,
+        })?;
     let h = r
         .headers()
-        .with_context(|| format!("pairs {shown}"))?
+        .map_err(|source| PredictError::Csv {
+            what: format!("pairs {shown}"),
+            source,
+        })?
         .clone();
     let col = |n: &str| {
-        h.iter().position(|c| c == n).with_context(|| {
-            format!("pairs {shown}: missing column {n:?} (expected cpu_log,gpu_log)")
+        h.iter().position(|c| c == n).ok_or_else(|| {
+            PredictError::Invalid(format!(
+                "pairs {shown}: missing column {n:?} (expected cpu_log,gpu_log)"
+            ))
         })
     };
     let (c, g) = (col("cpu_log")?, col("gpu_log")?);
@@ -47,10 +56,13 @@ pub fn read_pairs(path: &Path) -> Result<Vec<Pair>> {
     };
     let mut out = Vec::new();
     for (i, rec) in r.records().enumerate() {
-        let rec = rec.with_context(|| format!("pairs {shown}:{}", i + 2))?;
+        let rec = rec.map_err(|source| PredictError::Csv {
+            what: format!("pairs {shown}:{}", i + 2),
+            source,
+        })?;
         let (cpu, gpu) = (rec.get(c).unwrap_or(""), rec.get(g).unwrap_or(""));
         if cpu.is_empty() || gpu.is_empty() {
-            bail!(
+            invalid!(
                 "pairs {shown}:{}: both cpu_log and gpu_log are needed",
                 i + 2
             );
@@ -101,7 +113,7 @@ fn one_log_session(
                     .map(|e| e.error.clone())
             })
             .unwrap_or_else(|| "no Spark application in it".into());
-        bail!("{log}: {why}");
+        invalid!("{log}: {why}");
     }
     let ctx = aether_engine::session();
     aether_engine::register_ingested(&ctx, &ing)?;
@@ -116,7 +128,9 @@ pub fn training_rows(
     names: &[String],
     platform: &str,
 ) -> Result<(Vec<TrainingRow>, Vec<String>)> {
-    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(PredictError::io("an async runtime"))?;
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
     for p in pairs {
@@ -184,23 +198,25 @@ fn flat(rows: &[TrainingRow]) -> Vec<f32> {
 
 fn matrix(rows: &[TrainingRow], names: &[String]) -> Result<DMatrix> {
     let flat = flat(rows);
-    let mut dm = DMatrix::from_dense(&flat, rows.len()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut dm =
+        DMatrix::from_dense(&flat, rows.len()).map_err(PredictError::model("training rows"))?;
     let labels: Vec<f32> = rows.iter().map(|r| r.label() as f32).collect();
-    dm.set_labels(&labels).map_err(|e| anyhow::anyhow!("{e}"))?;
+    dm.set_labels(&labels)
+        .map_err(PredictError::model("training labels"))?;
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     dm.set_feature_names(&refs)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(PredictError::model("feature names"))?;
     Ok(dm)
 }
 
 /// Train a booster (`reg:squarederror` on the log speedup, QualX's objective) and save it as JSON.
 pub fn train(rows: &[TrainingRow], names: &[String], rounds: u32, out: &Path) -> Result<()> {
     if rows.is_empty() {
-        bail!("no training rows: no SQL of the CPU logs matched a SQL of the GPU logs");
+        invalid!("no training rows: no SQL of the CPU logs matched a SQL of the GPU logs");
     }
     let dm = matrix(rows, names)?;
     let mut bst = Booster::new_with_cached_dmats(&BoosterParameters::default(), &[&dm])
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(PredictError::model("a new booster"))?;
     // start from the mean log speedup (what QualX's boost_from_average does for this objective)
     let mean = rows.iter().map(TrainingRow::label).sum::<f64>() / rows.len() as f64;
     let base = format!("{mean}");
@@ -214,19 +230,22 @@ pub fn train(rows: &[TrainingRow], names: &[String], rounds: u32, out: &Path) ->
         ("seed", "0"),
         ("nthread", "1"),
     ] {
-        bst.set_param(k, v).map_err(|e| anyhow::anyhow!("{e}"))?;
+        bst.set_param(k, v)
+            .map_err(PredictError::model(format!("booster parameter {k}")))?;
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     bst.set_feature_names(&refs)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(PredictError::model("feature names"))?;
     for i in 0..rounds as i32 {
-        bst.update(&dm, i).map_err(|e| anyhow::anyhow!("{e}"))?;
+        bst.update(&dm, i)
+            .map_err(PredictError::model(format!("training round {i}")))?;
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(PredictError::io(format!("creating {}", dir.display())))?;
     }
     bst.save(out)
-        .map_err(|e| anyhow::anyhow!("saving {}: {e}", out.display()))?;
+        .map_err(PredictError::model(format!("saving {}", out.display())))?;
     Ok(())
 }
 

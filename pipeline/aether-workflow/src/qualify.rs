@@ -203,7 +203,7 @@ pub fn qualify_to_warehouse(
             let res = aether_predict::report::warehouse_tables(q, names).and_then(|t| {
                 handle
                     .block_on(wh.write_log(log, out, &t))
-                    .map_err(anyhow::Error::from)
+                    .map_err(aether_predict::error::PredictError::from)
             });
             if let Err(e) = res
                 && let Ok(mut f) = failures.lock()

@@ -121,6 +121,34 @@ enum Flow {
     Stop,
 }
 
+/// What went wrong in the shell: a query, a write, the terminal.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    #[error(transparent)]
+    Engine(#[from] aether_engine::EngineError),
+    #[error(transparent)]
+    DataFusion(#[from] datafusion::error::DataFusionError),
+    /// Reading or writing the terminal or a file (kept as the source: a closed pipe is told
+    /// from it).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Appending a result to a file.
+    #[error("{path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The line editor.
+    #[error(transparent)]
+    Readline(#[from] rustyline::error::ReadlineError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Result of the shell.
+pub type Result<T> = std::result::Result<T, ShellError>;
+
 /// One session's statements and settings.
 pub struct Shell<'a> {
     rt: &'a tokio::runtime::Runtime,
@@ -168,7 +196,7 @@ impl<'a> Shell<'a> {
     }
 
     /// Results go to `path` (replaced by each result, in its extension's format).
-    pub fn output_to(&mut self, path: PathBuf) -> anyhow::Result<()> {
+    pub fn output_to(&mut self, path: PathBuf) -> Result<()> {
         aether_engine::FileFormat::of(&path)?;
         self.sink = Sink::Replace(path);
         Ok(())
@@ -294,12 +322,7 @@ impl<'a> Shell<'a> {
 
     /// Show a result where results go now: [`Flow::Stop`] when Ctrl-C cut the printing short.
     /// `batches` may hold fewer than the `total` rows of the result (see `keep` above).
-    fn emit(
-        &mut self,
-        schema: &SchemaRef,
-        batches: &[RecordBatch],
-        total: usize,
-    ) -> anyhow::Result<Flow> {
+    fn emit(&mut self, schema: &SchemaRef, batches: &[RecordBatch], total: usize) -> Result<Flow> {
         if schema.fields().is_empty() {
             return Ok(Flow::Continue); // a statement without a result (CREATE VIEW, SET)
         }
@@ -313,8 +336,10 @@ impl<'a> Shell<'a> {
             Sink::Replace(path) => aether_engine::write_result(path, schema, batches)?,
             Sink::Append(path, file) => {
                 let text = aether_engine::render(schema, batches, self.format)?;
-                writeln!(file, "{}", text.trim_end())
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                writeln!(file, "{}", text.trim_end()).map_err(|source| ShellError::Write {
+                    path: path.display().to_string(),
+                    source,
+                })?;
             }
             Sink::Stdout => {
                 // the statement held only the rows shown (`keep`): the rest were counted
@@ -450,7 +475,7 @@ impl<'a> Shell<'a> {
     }
 
     /// The tables (`views` false) or the views of the session, including views not defined yet.
-    fn listing(&self, views: bool) -> anyhow::Result<Vec<String>> {
+    fn listing(&self, views: bool) -> Result<Vec<String>> {
         let ctx = &self.ctx;
         let mut out: Vec<String> = Vec::new();
         let builtin: Vec<&str> = aether_engine::views::VIEW_FILES
@@ -462,7 +487,7 @@ impl<'a> Shell<'a> {
         }
         let catalog = ctx
             .catalog("aether")
-            .ok_or_else(|| anyhow::anyhow!("no catalog aether"))?;
+            .ok_or_else(|| ShellError::Other("no catalog aether".into()))?;
         for schema_name in catalog.schema_names() {
             let Some(schema) = catalog.schema(&schema_name) else {
                 continue;
@@ -493,7 +518,7 @@ impl<'a> Shell<'a> {
 
     /// The interactive shell: prompts until `.quit`, `\q` or Ctrl-D; Ctrl-C drops the
     /// statement being typed. History in `<aether home>/sql_history`.
-    pub fn interactive(&mut self, banner: &str) -> anyhow::Result<()> {
+    pub fn interactive(&mut self, banner: &str) -> Result<()> {
         use rustyline::error::ReadlineError;
         let config = rustyline::Config::builder()
             .auto_add_history(false)
@@ -608,11 +633,17 @@ fn print_or_quit(text: &str) -> Flow {
 }
 
 /// Whether `e` is a write to a closed pipe.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
+fn is_broken_pipe(e: &ShellError) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 /// Whether `s` holds anything but blanks and comments.
@@ -886,7 +917,7 @@ impl rustyline::Helper for Completion {}
 
 /// Read all of stdin (a script): its text, and what was wrong with it if it was not UTF-8
 /// (see [`script_text`]).
-pub fn read_stdin() -> anyhow::Result<(String, Option<String>)> {
+pub fn read_stdin() -> Result<(String, Option<String>)> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)?;
     Ok(script_text("stdin", bytes))

@@ -161,16 +161,6 @@ pub enum Market {
     Spot,
 }
 
-impl Market {
-    /// `on-demand`, `spot`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Market::OnDemand => "on-demand",
-            Market::Spot => "spot",
-        }
-    }
-}
-
 /// `[prices]`: your own terms over AWS's list prices. Unset, every cost is at list prices
 /// (the committed catalog: on-demand EC2 + the EMR fee), and says so.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::error::Result;
+use crate::version;
 use aether_engine::SessionContext;
 use serde_json::Value;
 
@@ -137,12 +138,6 @@ pub(crate) fn normalize(conf: ConfType, v: &str) -> String {
         ConfType::Byte { mib } => parse_bytes(t, mib).map(format_bytes).unwrap_or(t.into()),
         ConfType::Text => t.into(),
     }
-}
-
-/// `version >= min` in the reference's (Maven's) version order: `3.3.0-amzn-0` >= 3.2.0, a
-/// `-SNAPSHOT` or `-rc1` below its release ([`crate::version`]).
-pub(crate) fn version_at_least(v: &str, min: &[i64]) -> bool {
-    crate::version::at_least(v, min)
 }
 
 /// Shuffle reader/writer threads for an executor's cores (none under 4 cores).
@@ -517,7 +512,7 @@ pub fn recommend(inp: &TunerInputs, t: &Target) -> Vec<Setting> {
                 r.out.remove(k);
             }
         }
-        let v32 = version_at_least(&inp.spark_version, &[3, 2, 0]);
+        let v32 = version::at_least(&inp.spark_version, &[3, 2, 0]);
         if v32 {
             if r.get("spark.sql.adaptive.coalescePartitions.minPartitionSize")
                 .is_none()
@@ -802,10 +797,10 @@ mod tests {
         assert_eq!(normalize(ConfType::Byte { mib: true }, "8192"), "8g");
         assert_eq!(normalize(ConfType::Double, "1"), "1.0");
         assert_eq!(normalize(ConfType::Int, "016"), "16");
-        assert!(version_at_least("3.3.0-amzn-0", &[3, 2, 0]));
-        assert!(version_at_least("4.3.0", &[3, 2, 0]));
-        assert!(!version_at_least("3.1.1", &[3, 2, 0]));
-        assert!(!version_at_least("3.2.0-SNAPSHOT", &[3, 2, 0]));
+        assert!(version::at_least("3.3.0-amzn-0", &[3, 2, 0]));
+        assert!(version::at_least("4.3.0", &[3, 2, 0]));
+        assert!(!version::at_least("3.1.1", &[3, 2, 0]));
+        assert!(!version::at_least("3.2.0-SNAPSHOT", &[3, 2, 0]));
     }
 
     /// The reference tool's g6.4xlarge values (docs/reference/autotuner.md §5.13-5.16).

@@ -41,10 +41,8 @@ pub struct Instance {
 /// Instance specs and prices.
 pub struct Catalog {
     instances: BTreeMap<String, Instance>,
-    /// What an hour of each type costs (list prices, or your terms).
+    /// What an hour of each type costs (list prices, or your terms; its `label` says which).
     pub prices: PriceBook,
-    /// What the costs are at, in words.
-    pub price_source: String,
 }
 
 impl Catalog {
@@ -87,11 +85,7 @@ impl Catalog {
             );
         }
         let prices = PriceBook::load(terms)?;
-        Ok(Catalog {
-            instances,
-            price_source: prices.label.clone(),
-            prices,
-        })
+        Ok(Catalog { instances, prices })
     }
 
     pub fn instance(&self, name: &str) -> Option<&Instance> {
@@ -422,7 +416,7 @@ pub fn recommend(
         gpu_cost_high_usd: gpu_cost,
         savings_low_usd: savings,
         savings_high_usd: savings,
-        price_source: cat.price_source.clone(),
+        price_source: book.label.clone(),
         list_prices: book.is_list(),
         notes,
     }

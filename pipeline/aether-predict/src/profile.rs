@@ -10,13 +10,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::error::Result;
+use crate::version;
 use aether_engine::SessionContext;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::autotuner::{
     ConfType, TunerInputs, format_bytes, normalize, offheap_and_pyspark_mib, offheap_mib,
-    parse_bytes, read_threads, shuffle_threads, version_at_least,
+    parse_bytes, read_threads, shuffle_threads,
 };
 use crate::rows::{i, rows_by_app};
 use crate::rules::{self, with_class};
@@ -355,7 +356,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
         // the plugin tunes its concurrency itself from 25.06 (one plugin version on the
         // classpath): seeded from the tasks' GPU footprints where the run measured them
         match inp.plugin_versions.as_slice() {
-            [v] if version_at_least(v, &[25, 6, 0]) => {
+            [v] if version::at_least(v, &[25, 6, 0]) => {
                 if let Some(f) = inp.footprint {
                     footprint_seed(&mut t, w, cores, v, f);
                 }
@@ -577,7 +578,7 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     }
     if cluster {
         // AQE partitions
-        let v32 = version_at_least(&inp.spark_version, &[3, 2, 0]);
+        let v32 = version::at_least(&inp.spark_version, &[3, 2, 0]);
         if v32 {
             if t.source("spark.sql.adaptive.coalescePartitions.minPartitionSize")
                 .is_none()
@@ -662,8 +663,8 @@ pub fn recommend(inp: &ProfileInputs, w: &Worker) -> Tuning {
     // procfs metrics it trusts; aether does not keep them)
     let v = &inp.spark_version;
     if inp.python_oom
-        && !((version_at_least(v, &[3, 5, 7]) && !version_at_least(v, &[4, 0, 0]))
-            || version_at_least(v, &[4, 0, 1]))
+        && !((version::at_least(v, &[3, 5, 7]) && !version::at_least(v, &[4, 0, 0]))
+            || version::at_least(v, &[4, 0, 1]))
     {
         t.comment(format!(
             "ProcessTreePythonVMemory evidence was not used because Spark version {v} can report unreliable procfs metrics."
@@ -754,7 +755,7 @@ fn cache_serializer(t: &mut Tuner<'_>) {
         _ => t.set(KEY, GPU),
     }
     let v = &t.inp.spark_version;
-    if version_at_least(v, &[3, 5, 0]) && !version_at_least(v, &[3, 5, 2]) {
+    if version::at_least(v, &[3, 5, 0]) && !version::at_least(v, &[3, 5, 2]) {
         t.comment(format!(
             "'{KEY}' remains compatible, but Spark 3.5.0 and 3.5.1 disable GPU InMemoryTableScan under AQE, so cached scans may remain on the CPU."
         ));
@@ -962,7 +963,7 @@ fn footprint_seed(
     let permits = (pool / (32 << 20)).max(1);
     let mut seed = quotient.max(1).min(slots).min(permits);
     let mut plugin_cap = String::new();
-    if version_at_least(plugin, &[25, 10, 0])
+    if version::at_least(plugin, &[25, 10, 0])
         && let Some(v) = t.source("spark.rapids.sql.maxConcurrentGpuTasks")
     {
         match v.trim().parse::<i64>() {
@@ -1018,7 +1019,7 @@ fn delta_lake(t: &mut Tuner<'_>) {
         return;
     }
     match t.inp.delta_jars.iter().find_map(|j| delta_version_of(j)) {
-        Some(v) if version_at_least(&v, &[3, 3, 0]) => {}
+        Some(v) if version::at_least(&v, &[3, 3, 0]) => {}
         Some(v) => t.comment(format!(
             "Delta Lake version is {v}. It is recommended to upgrade to Delta Lake version 3.3.0 or above for better compatibility with the cuDF plugin."
         )),

@@ -69,7 +69,7 @@ pub fn options(
     let catalog = if platform == "emr" {
         let terms = aether_predict::prices::Terms::of(cfg);
         let cat = aether_predict::cluster::Catalog::load(&terms)?;
-        ws.note(&format!("costs at {}", cat.price_source));
+        ws.note(&format!("costs at {}", cat.prices.label));
         Some(cat)
     } else {
         None

@@ -80,10 +80,15 @@ fn ours_for(
     aether_engine::register_ingested(&ctx, &ing).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(aether_predict::profile::prepare(&ctx)).unwrap();
-    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx)).unwrap();
+    let inputs = rt
+        .block_on(aether_predict::tuner::inputs(
+            &ctx,
+            aether_predict::tuner::Mode::Profiling,
+        ))
+        .unwrap();
     inputs
         .iter()
-        .map(|(app, inp)| (app.clone(), aether_predict::profile::recommend(inp, w)))
+        .map(|(app, inp)| (app.clone(), aether_predict::tuner::recommend(inp, w)))
         .collect()
 }
 
@@ -239,7 +244,12 @@ fn rule_variants_equal_the_reference_profiler() {
     aether_engine::register_ingested(&ctx, &ing).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(aether_predict::profile::prepare(&ctx)).unwrap();
-    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx)).unwrap();
+    let inputs = rt
+        .block_on(aether_predict::tuner::inputs(
+            &ctx,
+            aether_predict::tuner::Mode::Profiling,
+        ))
+        .unwrap();
     let mut fired = (0, 0);
     for e in std::fs::read_dir(dir.join("signals")).unwrap() {
         let path = e.unwrap().path();

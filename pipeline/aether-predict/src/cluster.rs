@@ -148,13 +148,23 @@ impl GpuShape {
         format!("{} x {}", self.nodes, self.instance)
     }
 
-    /// The executors the Spark configs are for (EMR keeps 30 % of a node's memory).
-    pub fn tuner_target(&self) -> crate::autotuner::Target {
-        crate::autotuner::Target {
-            cores_per_executor: self.cores_per_executor,
-            memory_per_executor_mib: self.node_memory_mib / self.gpus_per_node.max(1),
+    /// The GPU worker the Spark configs are for (EMR keeps 30 % of a node's memory); its GPU
+    /// model by name, else one of its memory.
+    pub fn worker(&self) -> crate::tuner::Worker {
+        let gpu = crate::worker::gpu_model(&self.gpu)
+            .copied()
+            .unwrap_or(crate::worker::GpuModel {
+                memory_mib: self.gpu_memory_mib,
+                ..crate::tuner::Worker::default().gpu
+            });
+        crate::tuner::Worker {
+            instance: self.instance.clone(),
+            cores: self.cores_per_executor * self.gpus_per_node.max(1),
+            memory_mib: self.node_memory_mib,
+            gpus: self.gpus_per_node.max(1),
             gpu_memory_mib: self.gpu_memory_mib,
             reserved_fraction: 0.3,
+            gpu,
         }
     }
 }
@@ -276,7 +286,7 @@ pub fn source_cluster(f: &ExecutorFacts) -> SourceCluster {
 
 /// The shape on `inst` that keeps the CPU cluster's cores: one executor per GPU, each with the
 /// node's cores divided by its GPUs. It fits when the Spark configs' memory plan fits
-/// ([`crate::autotuner::memory_fits`]) and the GPU has at least 16 GiB.
+/// ([`crate::tuner::memory_fits`]) and the GPU has at least 16 GiB.
 fn shape(inst: &Instance, total_cores: i64) -> GpuShape {
     let gpus = inst.gpus.max(1);
     let cores = (inst.vcpus / gpus).max(1);
@@ -296,8 +306,7 @@ fn shape(inst: &Instance, total_cores: i64) -> GpuShape {
         market: None,
         fits_memory: false,
     };
-    s.fits_memory =
-        crate::autotuner::memory_fits(&s.tuner_target()) && inst.gpu_memory_mib >= 16384;
+    s.fits_memory = crate::tuner::memory_fits(&s.worker()) && inst.gpu_memory_mib >= 16384;
     s
 }
 

@@ -1,6 +1,5 @@
 //! Predict phase: QualX features and XGBoost speedups, speedup categories, and the
 //! qualification of many event logs at once.
-pub mod autotuner;
 pub mod calibrate;
 pub mod cluster;
 pub mod error;
@@ -12,8 +11,9 @@ pub mod qualify;
 pub mod qualx;
 pub mod report;
 mod rows;
-mod rules;
 pub mod target;
 pub mod train;
+pub mod tuner;
 pub mod units;
 pub mod version;
+pub mod worker;

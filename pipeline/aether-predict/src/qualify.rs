@@ -84,7 +84,7 @@ pub struct AppQualification {
     /// The CPU cluster, the recommended GPU cluster and their costs.
     pub cluster: Option<crate::cluster::ClusterRecommendation>,
     /// The bootstrap Spark configs for the recommended GPU cluster.
-    pub tuning: Vec<crate::autotuner::Setting>,
+    pub tuning: Vec<crate::tuner::Setting>,
     /// The same, as a spark-defaults file with the reasons as comments.
     pub spark_conf: String,
     /// With [`QualifyOptions::derive`]: this app's rows of the derived views
@@ -160,7 +160,7 @@ struct SessionFacts {
     predictions: HashMap<String, Vec<SqlPrediction>>,
     spill: HashMap<String, Vec<Row>>,
     heap: HashMap<String, Vec<Row>>,
-    tuner: HashMap<String, crate::autotuner::TunerInputs>,
+    tuner: HashMap<String, crate::tuner::Inputs>,
 }
 
 impl SessionFacts {
@@ -209,7 +209,9 @@ impl SessionFacts {
         );
         let tuner = {
             let ctx = ctx.clone();
-            tokio::spawn(async move { crate::autotuner::inputs(&ctx).await })
+            tokio::spawn(async move {
+                crate::tuner::inputs(&ctx, crate::tuner::Mode::Qualification).await
+            })
         };
         let features = {
             let (ctx, platform) = (ctx.clone(), o.platform.clone());
@@ -391,8 +393,8 @@ fn qualify_app(
         }
         None => crate::cluster::reference_shape(&q.executors),
     };
-    q.tuning = crate::autotuner::recommend(&tuner, &target.tuner_target());
-    q.spark_conf = crate::autotuner::render_conf(&q.app_id, &target.summary(), &q.tuning);
+    q.tuning = crate::tuner::bootstrap(&tuner, &target.worker());
+    q.spark_conf = crate::tuner::render_bootstrap(&q.app_id, &target.summary(), &q.tuning);
     let (category, reason) = categorize(
         q.speedup.speedup,
         q.unsupported_stage_duration_pct,
@@ -464,7 +466,7 @@ pub fn stop_rule(platform: &str) -> aether_ingest::StopRule {
 fn executor_facts(
     heap_mib: Option<i64>,
     props: &BTreeMap<String, String>,
-    tuner: &crate::autotuner::TunerInputs,
+    tuner: &crate::tuner::Inputs,
 ) -> crate::cluster::ExecutorFacts {
     let heap = heap_mib
         .or_else(|| {
@@ -474,7 +476,7 @@ fn executor_facts(
                 .map(|b| b >> 20)
         })
         .unwrap_or(1024);
-    let (cores, execs) = crate::autotuner::source_cores_and_executors(tuner).unwrap_or((1, 0));
+    let (cores, execs) = tuner.cores_and_executors().unwrap_or((1, 0));
     crate::cluster::ExecutorFacts {
         cores_per_executor: cores,
         num_executors: execs,

@@ -251,47 +251,66 @@ pub fn status(results: &[AppQualification]) -> Result<RecordBatch> {
     ])
 }
 
+/// The successful apps' values of a column.
+struct Cols<'a>(Vec<&'a AppQualification>);
+
+impl<'a> Cols<'a> {
+    fn s(&self, f: &dyn Fn(&AppQualification) -> String) -> Vec<Option<String>> {
+        self.0.iter().map(|q| Some(f(q))).collect()
+    }
+    fn i(&self, f: &dyn Fn(&AppQualification) -> i64) -> Vec<Option<i64>> {
+        self.0.iter().map(|q| Some(f(q))).collect()
+    }
+    fn iter(&self) -> impl Iterator<Item = &&'a AppQualification> {
+        self.0.iter()
+    }
+}
+
 /// `qualification_summary.csv`: the reference tool's columns (its names), then aether's.
 pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch> {
-    let ok: Vec<&AppQualification> = results
-        .iter()
-        .filter(|q| q.status == Status::Success)
-        .collect();
-    let s = |f: &dyn Fn(&AppQualification) -> String| -> Vec<Option<String>> {
-        ok.iter().map(|q| Some(f(q))).collect()
-    };
-    let i = |f: &dyn Fn(&AppQualification) -> i64| -> Vec<Option<i64>> {
-        ok.iter().map(|q| Some(f(q))).collect()
-    };
-    batch(vec![
-        Col::S("App Name", s(&|q| q.app_name.clone())),
-        Col::S("App ID", s(&|q| q.app_id.clone())),
+    let c = Cols(
+        results
+            .iter()
+            .filter(|q| q.status == Status::Success)
+            .collect(),
+    );
+    let mut cols = reference_columns(&c);
+    cols.extend(cost_columns(&c));
+    cols.extend(trust_columns(&c));
+    batch(cols)
+}
+
+/// The reference tool's columns of qualification_summary.csv.
+fn reference_columns<'a>(c: &Cols<'a>) -> Vec<Col> {
+    vec![
+        Col::S("App Name", c.s(&|q| q.app_name.clone())),
+        Col::S("App ID", c.s(&|q| q.app_id.clone())),
         Col::F(
             "Estimated GPU Speedup",
-            ok.iter().map(|q| Some(round2(q.speedup.speedup))).collect(),
+            c.iter().map(|q| Some(round2(q.speedup.speedup))).collect(),
         ),
         Col::I(
             "Estimated GPU Duration",
-            i(&|q| q.speedup.app_duration_pred_ms),
+            c.i(&|q| q.speedup.app_duration_pred_ms),
         ),
-        Col::I("App Duration", i(&|q| q.app_duration_ms)),
+        Col::I("App Duration", c.i(&|q| q.app_duration_ms)),
         Col::I(
             "SQL Stage Durations Sum",
-            i(&|q| q.sql_stage_durations_sum_ms),
+            c.i(&|q| q.sql_stage_durations_sum_ms),
         ),
         Col::I(
             "Unsupported Operators Stage Duration",
-            i(&|q| q.unsupported_stage_duration_ms),
+            c.i(&|q| q.unsupported_stage_duration_ms),
         ),
         Col::F(
             "Unsupported Operators Stage Duration Percent",
-            ok.iter()
+            c.iter()
                 .map(|q| Some(round2(q.unsupported_stage_duration_pct)))
                 .collect(),
         ),
         Col::S(
             "Skip by Heuristics",
-            s(&|q| {
+            c.s(&|q| {
                 if q.skip_by_heuristics {
                     "True"
                 } else {
@@ -302,18 +321,27 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
         ),
         Col::S(
             "Not Recommended Reason",
-            s(&|q| q.not_recommended_reason.clone()),
+            c.s(&|q| q.not_recommended_reason.clone()),
         ),
-        Col::S("Spark Runtime", s(&|_| "SPARK".into())),
-        Col::S("Estimated GPU Speedup Category", s(&|q| q.category.clone())),
+        Col::S("Spark Runtime", c.s(&|_| "SPARK".into())),
+        Col::S(
+            "Estimated GPU Speedup Category",
+            c.s(&|q| q.category.clone()),
+        ),
+    ]
+}
+
+/// aether's ids, clusters and costs (at the ends of the speedup range too, and the prices).
+fn cost_columns<'a>(c: &Cols<'a>) -> Vec<Col> {
+    vec![
         // aether's columns
-        Col::I("Aether Job ID", ok.iter().map(|q| q.job_id).collect()),
-        Col::I("Aether Shape ID", ok.iter().map(|q| q.shape_id).collect()),
-        Col::I("Aether Config ID", ok.iter().map(|q| q.config_id).collect()),
-        Col::S("Recommended GPU Cluster", s(&|q| gpu_cluster(q))),
+        Col::I("Aether Job ID", c.iter().map(|q| q.job_id).collect()),
+        Col::I("Aether Shape ID", c.iter().map(|q| q.shape_id).collect()),
+        Col::I("Aether Config ID", c.iter().map(|q| q.config_id).collect()),
+        Col::S("Recommended GPU Cluster", c.s(&|q| gpu_cluster(q))),
         Col::S(
             "CPU Cluster",
-            s(&|q| {
+            c.s(&|q| {
                 q.cluster
                     .as_ref()
                     .and_then(|c| {
@@ -327,93 +355,97 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
         ),
         Col::F(
             "Estimated CPU Cost USD",
-            ok.iter().map(|q| cost(q, |c| c.cpu_cost_usd)).collect(),
+            c.iter().map(|q| cost(q, |c| c.cpu_cost_usd)).collect(),
         ),
         Col::F(
             "Estimated GPU Cost USD",
-            ok.iter().map(|q| cost(q, |c| c.gpu_cost_usd)).collect(),
+            c.iter().map(|q| cost(q, |c| c.gpu_cost_usd)).collect(),
         ),
         Col::F(
             "Estimated Savings USD",
-            ok.iter().map(|q| cost(q, |c| c.savings_usd)).collect(),
+            c.iter().map(|q| cost(q, |c| c.savings_usd)).collect(),
         ),
         Col::F(
             "Estimated Savings Percent",
-            ok.iter().map(|q| cost(q, |c| c.savings_pct)).collect(),
+            c.iter().map(|q| cost(q, |c| c.savings_pct)).collect(),
         ),
         // the costs at the ends of the speedup range, and the prices they are at
         Col::F(
             "Estimated GPU Cost Low USD",
-            ok.iter().map(|q| cost(q, |c| c.gpu_cost_low_usd)).collect(),
+            c.iter().map(|q| cost(q, |c| c.gpu_cost_low_usd)).collect(),
         ),
         Col::F(
             "Estimated GPU Cost High USD",
-            ok.iter()
-                .map(|q| cost(q, |c| c.gpu_cost_high_usd))
-                .collect(),
+            c.iter().map(|q| cost(q, |c| c.gpu_cost_high_usd)).collect(),
         ),
         Col::F(
             "Estimated Savings Low USD",
-            ok.iter().map(|q| cost(q, |c| c.savings_low_usd)).collect(),
+            c.iter().map(|q| cost(q, |c| c.savings_low_usd)).collect(),
         ),
         Col::F(
             "Estimated Savings High USD",
-            ok.iter().map(|q| cost(q, |c| c.savings_high_usd)).collect(),
+            c.iter().map(|q| cost(q, |c| c.savings_high_usd)).collect(),
         ),
         Col::S(
             "Prices",
-            ok.iter()
+            c.iter()
                 .map(|q| q.cluster.as_ref().map(|c| c.price_source.clone()))
                 .collect(),
         ),
         Col::S(
             "Attempt ID",
-            s(&|q| q.attempt_id.clone().unwrap_or_default()),
+            c.s(&|q| q.attempt_id.clone().unwrap_or_default()),
         ),
-        Col::S("Event Log", s(&|q| q.event_log.clone())),
+        Col::S("Event Log", c.s(&|q| q.event_log.clone())),
+    ]
+}
+
+/// How far to trust the speedup (docs/predictions.md), and why it is what it is.
+fn trust_columns<'a>(c: &Cols<'a>) -> Vec<Col> {
+    vec![
         // how far to trust the speedup (docs/predictions.md)
         Col::F(
             "QualX GPU Speedup",
-            ok.iter().map(|q| Some(round2(q.qualx_speedup))).collect(),
+            c.iter().map(|q| Some(round2(q.qualx_speedup))).collect(),
         ),
         Col::F(
             "Speedup Low",
-            ok.iter()
+            c.iter()
                 .map(|q| q.range.as_ref().map(|r| round2(r.low)))
                 .collect(),
         ),
         Col::F(
             "Speedup High",
-            ok.iter()
+            c.iter()
                 .map(|q| q.range.as_ref().map(|r| round2(r.high)))
                 .collect(),
         ),
         Col::F(
             "Speedup Range Coverage",
-            ok.iter()
+            c.iter()
                 .map(|q| q.range.as_ref().map(|r| r.coverage))
                 .collect(),
         ),
         Col::S(
             "Speedup Range Source",
-            ok.iter()
+            c.iter()
                 .map(|q| q.range.as_ref().map(|r| r.source.label()))
                 .collect(),
         ),
         Col::S(
             "Range vs Threshold",
-            ok.iter()
+            c.iter()
                 .map(|q| q.confidence.map(|c| c.as_str().to_string()))
                 .collect(),
         ),
-        Col::S("Category At Range Low", s(&|q| q.sure_category.clone())),
+        Col::S("Category At Range Low", c.s(&|q| q.sure_category.clone())),
         Col::F(
             "Unrounded GPU Speedup",
-            ok.iter().map(|q| Some(q.speedup.speedup)).collect(),
+            c.iter().map(|q| Some(q.speedup.speedup)).collect(),
         ),
         Col::S(
             "Was Predicted",
-            s(&|q| {
+            c.s(&|q| {
                 if q.speedup.was_predicted {
                     "True"
                 } else {
@@ -424,7 +456,7 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
         ),
         Col::S(
             "Top Reasons",
-            s(&|q| {
+            c.s(&|q| {
                 q.reasons
                     .iter()
                     .map(|(f, v)| format!("{f} {v:+.3}"))
@@ -432,7 +464,7 @@ pub fn qualification_summary(results: &[AppQualification]) -> Result<RecordBatch
                     .join("; ")
             }),
         ),
-    ])
+    ]
 }
 
 /// `per_sql.csv`: QualX's per-SQL predictions.

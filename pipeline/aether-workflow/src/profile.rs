@@ -108,7 +108,10 @@ pub fn profile(
     aether_engine::register_ingested(&ctx, &ing)?;
     let rt = ws.runtime();
     rt.block_on(aether_predict::profile::prepare_tables(&ctx))?;
-    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx))?;
+    let inputs = rt.block_on(aether_predict::tuner::inputs(
+        &ctx,
+        aether_predict::tuner::Mode::Profiling,
+    ))?;
     let apps = rt.block_on(aether_engine::analyze::json_rows(
         &ctx,
         "SELECT app_id, COALESCE(attempt_id, '') AS attempt_id, app_name, event_log FROM applications ORDER BY app_id",
@@ -161,10 +164,9 @@ pub fn profile(
             for (k, v) in c.properties {
                 inp.props.entry(k).or_insert(v);
             }
-            inp.tuner.props = inp.props.clone();
         }
         let inp = &inp;
-        let tuning = aether_predict::profile::recommend(inp, &w);
+        let tuning = aether_predict::tuner::recommend(inp, &w);
         let gpu_oom_tasks = health_rows
             .get(&app_id)
             .and_then(|r| r.get("gpu_oom_tasks"))

@@ -34,7 +34,7 @@ pub(crate) fn partitions(p: &Props) -> i64 {
 /// A memory value in MiB (a bare number is bytes, or MiB when `bare_is_mib`), as Spark reads
 /// the property.
 pub(crate) fn mib(v: &str, bare_is_mib: bool) -> Option<i64> {
-    aether_predict::autotuner::parse_bytes(v, bare_is_mib).map(|b| b >> 20)
+    aether_predict::units::parse_bytes(v, bare_is_mib).map(|b| b >> 20)
 }
 
 /// What a GPU out-of-memory failure calls for (a failed run in the loop, a profile that saw GPU

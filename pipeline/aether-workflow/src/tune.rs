@@ -108,7 +108,10 @@ fn profile_proposal(
     let ctx = aether_engine::session();
     aether_engine::register_ingested(&ctx, &ing)?;
     rt.block_on(aether_predict::profile::prepare(&ctx))?;
-    let inputs = rt.block_on(aether_predict::profile::inputs(&ctx))?;
+    let inputs = rt.block_on(aether_predict::tuner::inputs(
+        &ctx,
+        aether_predict::tuner::Mode::Profiling,
+    ))?;
     let mut inp = inputs
         .into_values()
         .next()
@@ -116,8 +119,7 @@ fn profile_proposal(
     for (k, v) in base {
         inp.props.entry(k.clone()).or_insert_with(|| v.clone());
     }
-    inp.tuner.props = inp.props.clone();
-    let t = aether_predict::profile::recommend(&inp, w);
+    let t = aether_predict::tuner::recommend(&inp, w);
     Ok(crate::props::config_properties(base.clone(), &t))
 }
 

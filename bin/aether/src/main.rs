@@ -412,13 +412,18 @@ enum ModelAction {
     },
 }
 
+/// An error and its sources in one line, each said once.
+fn said(e: impl Into<anyhow::Error>) -> String {
+    aether_workflow::error::describe(&*e.into())
+}
+
 /// The value of a `Result`, or its error said and exit status 2.
 macro_rules! or_exit2 {
     ($e:expr) => {
         match $e {
             Ok(x) => x,
             Err(e) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", said(e));
                 return Ok(ExitCode::from(2));
             }
         }
@@ -960,7 +965,7 @@ fn main() -> ExitCode {
     match res {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", said(e));
             ExitCode::from(2)
         }
     }

@@ -70,7 +70,7 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
         match aether_workflow::profile::profile(&ws, &a.event_log, step, a.aether_job_id, target) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", aether_workflow::error::describe(&e));
                 return Ok(ExitCode::from(2));
             }
         };

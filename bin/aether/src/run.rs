@@ -5,7 +5,7 @@
 use crate::workflow::{WsArgs, stopped};
 use aether_workflow::run::{RunEnd, RunRequest};
 use aether_workflow::terminal;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,12 +59,14 @@ pub fn cmd_run(a: RunArgs) -> Result<ExitCode> {
         output: a.output,
     };
     let yes = a.yes;
-    let mut confirm = |msg: &str| -> Result<bool> {
+    let mut confirm = |msg: &str| -> aether_workflow::Result<bool> {
         if yes {
             return Ok(true);
         }
         if !std::io::stdin().is_terminal() {
-            bail!("{msg}; pass --yes to create them");
+            return Err(aether_workflow::WorkflowError::Invalid(format!(
+                "{msg}; pass --yes to create them"
+            )));
         }
         eprint!("{msg}. Go on? [y/N] ");
         let mut answer = String::new();

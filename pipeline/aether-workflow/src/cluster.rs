@@ -2,11 +2,11 @@
 //! create is interrupted), listed, described, terminated.
 
 use crate::cancel::Stop;
+use crate::error::{Result, bail, invalid};
 use crate::workspace::Workspace;
 use aether_core::History;
 use aether_core::RunOn;
 use aether_platform::{ClusterBackend, ClusterInfo, ClusterSpec};
-use anyhow::{Result, anyhow, bail};
 use std::time::Duration;
 
 /// What a cluster is made from (`cluster create`, a cluster made for one submit or tune).
@@ -50,14 +50,14 @@ pub fn create(
         }
         spec.file = Some(
             aether_platform::clusterfile::ClusterFile::load(path)
-                .map_err(|e| anyhow!("--config_file {e}"))?,
+                .map_err(|e| invalid!("--config_file {e}"))?,
         );
     }
     let mut job_id = None;
     if let Some(id) = o.shape_id {
         let (job, gpu) = h
             .shape(id)?
-            .ok_or_else(|| anyhow!("unknown cluster shape id {id} (see `aether report list`)"))?;
+            .ok_or_else(|| invalid!("unknown cluster shape id {id} (see `aether report list`)"))?;
         let shape = &gpu["shape"];
         spec.shape_id = Some(id.to_string());
         spec.name = format!("aether job {job} shape {id}");

@@ -14,10 +14,10 @@
 //! shapes from. The AWS facts come from
 //! `aether_platform::preflight`.
 
+use crate::error::{Result, invalid};
 use crate::workspace::Workspace;
 use aether_core::RunOn;
 use aether_platform::preflight::{self, Aws, Probe};
-use anyhow::{Result, anyhow};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -169,11 +169,11 @@ fn planned(ws: &Workspace, shape_id: Option<i64>) -> Result<Planned> {
         let (job, gpu) = ws
             .history()?
             .shape(id)?
-            .ok_or_else(|| anyhow!("unknown cluster shape id {id} (see `aether report list`)"))?;
+            .ok_or_else(|| invalid!("unknown cluster shape id {id} (see `aether report list`)"))?;
         let shape = &gpu["shape"];
         let instance = shape["instance"]
             .as_str()
-            .ok_or_else(|| anyhow!("shape {id} (job {job}) names no GPU instance type"))?;
+            .ok_or_else(|| invalid!("shape {id} (job {job}) names no GPU instance type"))?;
         p.groups
             .push((instance.to_string(), shape["nodes"].as_i64().unwrap_or(1)));
         p.from = format!("shape {id}");

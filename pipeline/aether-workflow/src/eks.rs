@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
+use crate::error::{Context, Result, bail, invalid};
 use crate::workspace::Workspace;
 use aether_platform::karpenter::{self, Capacity};
-use anyhow::{Context, Result, anyhow, bail};
 
 /// What `write_capacity` wrote: the manifest files, the pod templates put in S3, and the
 /// executor nodes' GPUs (executors per node).
@@ -29,15 +29,15 @@ pub fn write_capacity(
     let cfg = &ws.settings;
     let e = &cfg.config.platform.emr_eks;
     let h = ws.history()?;
-    let (job, gpu) = h
-        .shape(shape_id)?
-        .ok_or_else(|| anyhow!("unknown cluster shape id {shape_id} (see `aether report list`)"))?;
+    let (job, gpu) = h.shape(shape_id)?.ok_or_else(|| {
+        invalid!("unknown cluster shape id {shape_id} (see `aether report list`)")
+    })?;
     let shape = &gpu["shape"];
     let instance = shape["instance"]
         .as_str()
-        .ok_or_else(|| anyhow!("shape {shape_id} (job {job}) names no GPU instance type"))?;
+        .ok_or_else(|| invalid!("shape {shape_id} (job {job}) names no GPU instance type"))?;
     let eks_cluster = e.eks_cluster_name.clone().ok_or_else(|| {
-        anyhow!(
+        invalid!(
             "platform.emr_eks.eks_cluster_name is not set: the nodes find their subnets and security \
              groups by its karpenter.sh/discovery tag (aether config set platform.emr_eks.eks_cluster_name NAME)"
         )
@@ -64,7 +64,7 @@ pub fn write_capacity(
         consolidate_after_s: e.consolidate_after_s.unwrap_or(30),
         eks_cluster,
     };
-    let objects = karpenter::manifests(&c).map_err(|e| anyhow!("shape {shape_id}: {e}"))?;
+    let objects = karpenter::manifests(&c).map_err(|e| invalid!("shape {shape_id}: {e}"))?;
     // nothing is written that Karpenter would refuse
     let (errors, cel_skipped) = karpenter::check(&objects);
     if !errors.is_empty() {
@@ -108,7 +108,7 @@ pub fn write_capacity(
                 endpoint: None,
             },
         )
-        .map_err(|e| anyhow!("platform.emr_eks.artifacts_path {url}: {e}"))?;
+        .map_err(|e| invalid!("platform.emr_eks.artifacts_path {url}: {e}"))?;
         for (name, o) in objects
             .iter()
             .filter(|(n, _)| n.starts_with("pod-template"))
@@ -129,9 +129,9 @@ pub fn write_capacity(
         for f in &apply_files {
             cmd.args(["-f", f]);
         }
-        let status = cmd.status().map_err(|e| {
-            anyhow!(
-                "--apply: kubectl could not be run ({e}); the manifests are in {}",
+        let status = cmd.status().with_context(|| {
+            format!(
+                "--apply: kubectl could not be run (the manifests are in {})",
                 dir.display()
             )
         })?;

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::error::{Context, Result, bail, invalid};
 use crate::workspace::Workspace;
 use aether_platform::{ClusterBackend, JobDefinition, StepRequest, StepState};
-use anyhow::{Context, Result, anyhow, bail};
 
 /// The PySpark driver shipped with aether.
 pub const DRIVER: &str = include_str!("fleet/aether_fleet.py");
@@ -238,7 +238,7 @@ pub fn write_tar(out: &mut impl Write, files: &[(&str, &Path)]) -> Result<()> {
 pub fn bundle(dir: &Path) -> Result<PathBuf> {
     let exe = std::env::current_exe().context("the aether binary")?;
     let lib = xgboost_library(&exe).ok_or_else(|| {
-        anyhow!(
+        invalid!(
             "libxgboost.so not found (XGBOOST_LIB_DIR, LD_LIBRARY_PATH, beside {}): the fleet's \
              tasks need it beside the binary",
             exe.display()
@@ -280,7 +280,7 @@ fn put_file(
     file: &Path,
 ) -> Result<()> {
     use object_store::ObjectStoreExt;
-    let loc = aether_ingest::source::s3_location(url, s3).map_err(|e| anyhow!("{url}: {e}"))?;
+    let loc = aether_ingest::source::s3_location(url, s3).map_err(|e| invalid!("{url}: {e}"))?;
     let bytes = std::fs::read(file).with_context(|| format!("{}", file.display()))?;
     rt.block_on(loc.store.put(
         &object_store::path::Path::from(loc.prefix.as_str()),
@@ -334,7 +334,7 @@ pub fn submit_step(ws: &Workspace, w: &ShardWork, cluster_id: &str) -> Result<Su
         .artifacts_path
         .as_deref()
         .ok_or_else(|| {
-            anyhow!(
+            invalid!(
                 "platform.emr.cluster.artifacts_path is not set: the fleet's binary and driver go there \
                  (aether config set platform.emr.cluster.artifacts_path s3://bucket/prefix)"
             )
@@ -429,15 +429,15 @@ pub fn wait_step(
             })
         });
         tokio::select! {
-            r = wait => r.map_err(anyhow::Error::from),
-            s = cancel.cancelled() => Err(anyhow!("{}: stopped", s.name())),
+            r = wait => r.map_err(crate::error::WorkflowError::from),
+            s = cancel.cancelled() => Err(invalid!("{}: stopped", s.name())),
         }
     });
     let done = match done {
         Ok(d) => d,
         Err(e) => {
             let _ = rt.block_on(b.cancel(cluster_id, step_id));
-            return Err(e.context(format!("step {step_id} cancelled")));
+            return Err(e).context(format!("step {step_id} cancelled"));
         }
     };
     // the driver's lines (client mode: the step's stdout); a failed step's stderr

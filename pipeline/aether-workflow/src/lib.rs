@@ -39,13 +39,14 @@
 //! if let TuneEnd::Done { best_run, reason } = tune(&ws, &req)? {
 //!     println!("best run {best_run:?}: {reason}");
 //! }
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), aether_workflow::error::WorkflowError>(())
 //! ```
 
 pub mod cancel;
 pub mod cluster;
 pub mod doctor;
 pub mod eks;
+pub mod error;
 pub mod events;
 pub mod fleet;
 pub mod ids;
@@ -67,5 +68,6 @@ pub mod workspace;
 
 pub use aether_core::RunOn;
 pub use cancel::{Cancel, Stop};
+pub use error::{Result, WorkflowError};
 pub use events::{Event, Observer};
 pub use workspace::{PlatformSource, Workspace, WorkspaceOptions};

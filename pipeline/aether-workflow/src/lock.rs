@@ -3,10 +3,10 @@
 //! on the same job refuses, naming the process that holds it; the lock of a process that is
 //! gone (killed) is taken over, and said.
 
+use crate::error::{Result, bail};
 use crate::workspace::Workspace;
 use aether_core::History;
 use aether_core::intent::Locked;
-use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 /// A job held by this process, given back when dropped (unless an outer command of this

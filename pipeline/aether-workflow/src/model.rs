@@ -2,9 +2,9 @@
 //! workloads (label: ln(CPU SQL duration / GPU SQL duration) per SQL; inputs: the CPU run's
 //! QualX features, the platform model's feature names).
 
+use crate::error::{Context, Result};
 use aether_predict::model::Model;
 use aether_predict::train;
-use anyhow::Result;
 use std::path::Path;
 
 /// What a training did.
@@ -200,15 +200,14 @@ pub fn calibrate(
     let mut all = measured_pairs(&ws.history()?)?;
     let from_history = all.len();
     if let Some(p) = pairs {
-        let text =
-            std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(p).context(p.display())?;
         all.extend(
             aether_predict::calibrate::read_pairs_csv(&text, &p.display().to_string())
-                .map_err(|e| anyhow::anyhow!(e))?,
+                .map_err(|e| crate::error::invalid!("{e}"))?,
         );
     }
     let calibration = aether_predict::calibrate::fit(&all, &model, aether_platform::now_ms())
-        .map_err(|e| anyhow::anyhow!("not calibrated: {e}"))?;
+        .map_err(|e| crate::error::invalid!("not calibrated: {e}"))?;
     let saved = if !calibration.improves() {
         Err("held out, it predicts no better than QualX as is".to_string())
     } else if !save {

@@ -12,10 +12,10 @@
 //! namespace and metric), a run's event log is read once, and publishing again sends only what
 //! is new (a run finished since, a validation made since) or changed.
 
+use crate::error::{Context, Result, bail};
 use crate::workspace::Workspace;
 use aether_core::history::{PublishedMetric, Run, Validation};
 use aether_platform::cloudwatch::{AlarmSpec, AlarmStatistic, CloudWatch, Comparison, Datum, Unit};
-use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The namespace metrics go to unless `--namespace` says otherwise.

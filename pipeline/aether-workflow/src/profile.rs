@@ -2,11 +2,11 @@
 //! reference profiler's rules for EMR) per app, with its health and causes of slowness, stored
 //! as a config of the job so that `submit --config_id` can run them.
 
+use crate::error::{Context, Result};
 use crate::props::config_properties;
 use crate::workspace::Workspace;
 use aether_core::History;
 use aether_predict::profile::{Tuning, Worker};
-use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -207,7 +207,7 @@ pub fn profile(
         out.push(p);
     }
     if out.is_empty() {
-        anyhow::bail!("no application could be profiled");
+        crate::error::bail!("no application could be profiled");
     }
     // (only GPU runs are told their health and causes; the slowness view has only GPU runs)
     slowness.retain(|id, _| out.iter().any(|p| &p.app_id == id && p.tuning.recommended));
@@ -285,11 +285,15 @@ pub fn write_outputs(ws: &Workspace, dir: &std::path::Path, p: &Profile) -> Resu
         let keep: Vec<usize> = (0..schema.fields().len())
             .filter(|&i| !exclude.contains(&schema.field(i).name().as_str()))
             .collect();
-        let shown = std::sync::Arc::new(schema.project(&keep)?);
+        let shown = std::sync::Arc::new(schema.project(&keep).context(*view)?);
         for p in out {
             let rows = batches
                 .iter()
-                .map(|b| Ok(aether_engine::rows_where(b, "app_id", &p.app_id)?.project(&keep)?))
+                .map(|b| {
+                    aether_engine::rows_where(b, "app_id", &p.app_id)?
+                        .project(&keep)
+                        .context(*view)
+                })
                 .collect::<Result<Vec<_>>>()?;
             let text = aether_engine::render(&shown, &rows, aether_engine::OutputFormat::Csv)?;
             let d = dir.join(p.app_id.replace(['/', '\\'], "_"));
@@ -425,7 +429,7 @@ pub fn text(p: &Profile, width: Option<usize>) -> String {
 }
 
 fn write_reports(dir: &std::path::Path, out: &[Profiled], w: &Worker) -> Result<()> {
-    use anyhow::Context;
+    use crate::error::Context;
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     let mut summary = String::from("### Recommended configurations ###\n");
     for p in out {

@@ -3,9 +3,9 @@
 //! as soon as it is judged (a job, its cluster shape and its bootstrap config), and a step
 //! recorded as the job's definition (what `submit` re-runs) and its CPU run.
 
+use crate::error::{Context, Result, invalid};
 use crate::workspace::Workspace;
 use aether_predict::qualify::{AppQualification, QualifyOptions, Status};
-use anyhow::{Result, anyhow};
 use std::path::PathBuf;
 
 /// What to qualify, and how.
@@ -43,7 +43,7 @@ pub fn options(
         None => cfg.core.selected_platform.as_str().to_string(),
     };
     if !aether_predict::qualx::PLATFORMS.contains(&platform.as_str()) {
-        return Err(anyhow!(
+        return Err(invalid!(
             "unknown platform {platform:?}; known: {}",
             aether_predict::qualx::PLATFORMS.join(", ")
         ));
@@ -63,7 +63,7 @@ pub fn options(
     if let Some(path) = &req.model
         && let Err(e) = aether_predict::qualx::check_features(&names)
     {
-        return Err(anyhow!("{}: {e}", path.display()));
+        return Err(invalid!("{}: {e}", path.display()));
     }
     let emr = &cfg.platform.emr;
     let catalog = if platform == "emr" {
@@ -185,11 +185,10 @@ pub fn qualify_to_warehouse(
     names: &[String],
 ) -> Result<WarehouseQualified> {
     let rt = aether_ingest::io_runtime();
-    let wh = aether_engine::Warehouse::open(location, &opts.ingest.s3)
-        .map_err(|e| anyhow!("{location}: {e}"))?;
+    let wh = aether_engine::Warehouse::open(location, &opts.ingest.s3).context(location)?;
     let pending = wh
         .pending(event_log, &opts.ingest, force, &rt)
-        .map_err(|e| anyhow!("{location}: {e}"))?;
+        .context(location)?;
     let written = std::sync::Mutex::new(Vec::new());
     let failures = std::sync::Mutex::new(Vec::<String>::new());
     let handle = rt.handle().clone();

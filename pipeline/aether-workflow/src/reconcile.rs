@@ -19,6 +19,7 @@
 //! lists. A platform that cannot be asked (no network, no credentials) leaves the records as
 //! they are, with a warning; nothing is guessed.
 
+use crate::error::{Result, invalid};
 use crate::runs::{self, RunSpec};
 use crate::workspace::Workspace;
 use aether_core::History;
@@ -26,7 +27,6 @@ use aether_core::RunOn;
 use aether_core::history::{ClusterRecord, Run};
 use aether_core::intent::{ClusterRow, Reconciled};
 use aether_platform::{ClusterBackend, ClusterInfo, ClusterSpec, ClusterState, PlatformError};
-use anyhow::{Result, anyhow};
 use std::time::Duration;
 
 /// What to reconcile.
@@ -89,7 +89,7 @@ type Backends = Vec<(RunOn, Box<dyn ClusterBackend>)>;
 
 /// The index in `backends` of the backend named `name` (made on first use).
 fn backend(ws: &Workspace, backends: &mut Backends, name: &str) -> Result<usize> {
-    let p = platform_of(name).ok_or_else(|| anyhow!("unknown backend {name}"))?;
+    let p = platform_of(name).ok_or_else(|| invalid!("unknown backend {name}"))?;
     if let Some(i) = backends.iter().position(|(q, _)| *q == p) {
         return Ok(i);
     }
@@ -527,7 +527,7 @@ pub struct Check {
 /// Reconcile the whole history and say what reconciliation changed in the period `since`
 /// back from now (`7d`, `24h`, `90m`, `2w`).
 pub fn check(ws: &Workspace, since: &str) -> Result<Check> {
-    let back = aether_report::ui::parse_since(since).map_err(|e| anyhow!("--since {e}"))?;
+    let back = aether_report::ui::parse_since(since).map_err(|e| invalid!("--since {e}"))?;
     let since_ms = aether_platform::now_ms() - back;
     let mut h = ws.history()?;
     let now = reconcile(ws, &mut h, Scope::All)?;

@@ -7,12 +7,12 @@
 //! the phase running (its run cancelled, its cluster ended) and the workflow.
 
 use crate::cancel::Stop;
+use crate::error::{Result, bail, invalid};
 use crate::submit::Target;
 use crate::tune::{TuneEnd, TuneParams, TuneRequest};
 use crate::workspace::Workspace;
 use aether_core::RunOn;
 use aether_predict::qualify::Status;
-use anyhow::{Result, anyhow, bail};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -186,7 +186,7 @@ pub fn run(
         } else {
             let shape = h
                 .latest_qualification_id(j.job_id)?
-                .ok_or_else(|| anyhow!("job {} has no qualification (its shape)", j.job_id))?;
+                .ok_or_else(|| invalid!("job {} has no qualification (its shape)", j.job_id))?;
             drop(h);
             ws.note(&format!(
                 "run [2/4] tune {tag} on a {platform} cluster of shape {shape} (made for it, ended after it)"

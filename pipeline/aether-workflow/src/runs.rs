@@ -3,12 +3,12 @@
 //! or when the workspace is cancelled), its logs fetched, its duration and cost computed.
 
 use crate::cancel::Stop;
+use crate::error::{Context, Result, bail, invalid};
 use crate::events::Event;
 use crate::workspace::Workspace;
 use aether_core::history::Run;
 use aether_core::{ConfigFile, History, RunOn};
 use aether_platform::{ClusterBackend, ClusterInfo, JobDefinition, Poll, StepRequest, StepState};
-use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -252,7 +252,7 @@ pub fn plan(
 ) -> Result<PlannedRun> {
     let cpu_log = h
         .job_event_log(job_id)?
-        .ok_or_else(|| anyhow!("job {job_id} is not in the history"))?;
+        .ok_or_else(|| invalid!("job {job_id} is not in the history"))?;
     let cfg = &ws.settings;
     let writes = match cpu_writes(ws.runtime(), &cpu_log) {
         Ok(w) => w,
@@ -274,13 +274,13 @@ pub fn plan(
             .to_string(),
         RunOn::Emr => {
             let base = cfg.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
-                anyhow!("platform.emr.cluster.artifacts_path is not set: test runs write their outputs under it")
+                invalid!("platform.emr.cluster.artifacts_path is not set: test runs write their outputs under it")
             })?;
             format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
         }
         RunOn::EmrEks => {
             let base = cfg.config.platform.emr_eks.artifacts_path.as_deref().ok_or_else(|| {
-                anyhow!("platform.emr_eks.artifacts_path is not set: test runs write their outputs under it")
+                invalid!("platform.emr_eks.artifacts_path is not set: test runs write their outputs under it")
             })?;
             format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
         }
@@ -391,11 +391,11 @@ pub fn execute(
                 }
                 // the platform cannot say: the run stays SUBMITTING, for reconciliation to find
                 Err(e2) => {
-                    return Err(anyhow!(e).context(format!(
+                    return Err(e).context(format!(
                         "run {} is kept as SUBMITTING: whether its step exists could not be told ({e2}); \
                          the next command on the job finds it by its name",
                         run.run_id
-                    )));
+                    ));
                 }
             }
         }
@@ -408,10 +408,10 @@ pub fn execute(
     if let Err(e) = h.submitted_run(&run) {
         // a run that cannot be recorded is not left running
         let _ = rt.block_on(b.cancel(&cluster.cluster_id, &step.step_id));
-        return Err(anyhow!(e).context(format!(
+        return Err(e).context(format!(
             "step {} cancelled: the run could not be recorded",
             step.step_id
-        )));
+        ));
     }
     aether_core::owner::crash_point("submit:after-record");
     ws.note(&format!(

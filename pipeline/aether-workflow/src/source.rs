@@ -2,12 +2,12 @@
 //! step: an EMR step (DescribeStep, the YARN application id in its stderr, the application's
 //! event log) or an EMR on EKS job run (DescribeJobRun, `spark-<id>` in its event-log folder).
 
+use crate::error::{Context, Result, bail, invalid};
 use crate::runs::{log_wait, run_cost, run_figures, wait_for};
 use crate::workspace::Workspace;
 use aether_core::history::Run;
 use aether_core::{History, RunOn};
 use aether_platform::{JobDefinition, StepState};
-use anyhow::{Result, anyhow, bail};
 
 /// A finished EMR step, as `qualify --platform_job_id` reads it.
 pub struct StepSource {
@@ -42,7 +42,7 @@ pub fn step_source(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<St
     finished(ws, &step, &format!("step {step_id} on {cluster_id}"))?;
     let wait = log_wait(cfg, platform);
     let event_log = wait_for(rt, wait, || b.event_log(cluster_id, step_id))?.ok_or_else(|| {
-        anyhow!(
+        invalid!(
             "step {step_id} on {cluster_id}: no event log found within {} s (its stderr names no \
                  application yet, or the application's log is not in the event-log folder)",
             wait.as_secs()
@@ -79,7 +79,7 @@ pub fn step_source(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<St
 /// flags, where it was found is told.
 pub fn read_step(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<StepSource> {
     let s = step_source(ws, cluster_id, step_id)
-        .map_err(|e| anyhow!("--platform_job_id {step_id} --cluster_id {cluster_id}: {e:#}"))?;
+        .with_context(|| format!("--platform_job_id {step_id} --cluster_id {cluster_id}"))?;
     ws.note(&format!(
         "step {step_id} on {cluster_id}: {} event log {}",
         s.step.state.as_str(),
@@ -123,7 +123,7 @@ fn job_run_source(ws: &Workspace, virtual_cluster: &str, run_id: &str) -> Result
     )?;
     let wait = log_wait(cfg, RunOn::EmrEks);
     let event_log = wait_for(rt, wait, || Box::pin(b.job_run_event_log(&run)))?.ok_or_else(|| {
-        anyhow!(
+        invalid!(
             "job run {run_id}: no event log spark-{run_id} found within {} s in {}",
             wait.as_secs(),
             run.event_log_dir.as_deref().unwrap_or(

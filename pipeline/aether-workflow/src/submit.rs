@@ -3,10 +3,10 @@
 
 use crate::cancel::Stop;
 use crate::cluster::{self, CreateOpts};
+use crate::error::{Context, Result, bail, invalid};
 use crate::runs::{self, RunOutcome, RunSpec};
 use crate::workspace::Workspace;
 use aether_platform::JobDefinition;
-use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 
 /// Where the run goes: a running cluster, or one of a shape made for it.
@@ -53,7 +53,7 @@ pub fn parse_conf(items: &[String]) -> Result<BTreeMap<String, String>> {
         .map(|kv| {
             let (k, v) = kv
                 .split_once('=')
-                .ok_or_else(|| anyhow!("--conf {kv:?}: expected KEY=VALUE"))?;
+                .ok_or_else(|| invalid!("--conf {kv:?}: expected KEY=VALUE"))?;
             if k.trim().is_empty() {
                 bail!("--conf {kv:?}: empty key");
             }
@@ -71,7 +71,7 @@ pub fn submit(ws: &Workspace, req: &SubmitRequest) -> Result<Submitted> {
     let b = ws.backend(platform)?;
     let mut h = ws.history()?;
     let base = h.config(req.config_id)?.ok_or_else(|| {
-        anyhow!(
+        invalid!(
             "unknown config id {} (see `aether report list`)",
             req.config_id
         )

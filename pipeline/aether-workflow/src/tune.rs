@@ -4,6 +4,7 @@
 //! interruption continues the session.
 
 use crate::cancel::Stop;
+use crate::error::{Context, Result, bail, invalid};
 use crate::events::Event;
 use crate::props::{Props, int_of, mib, partitions, remedies, set_partitions};
 use crate::runs::{self, RunSpec};
@@ -11,7 +12,6 @@ use crate::workspace::Workspace;
 use aether_core::history::{Run, TuneIteration};
 use aether_core::{History, RunOn};
 use aether_platform::{ClusterBackend, ClusterInfo, JobDefinition, StepState};
-use anyhow::{Result, anyhow, bail};
 
 /// When the loop stops.
 #[derive(Clone, Debug)]
@@ -115,7 +115,7 @@ fn profile_proposal(
     let mut inp = inputs
         .into_values()
         .next()
-        .ok_or_else(|| anyhow!("{event_log}: no application"))?;
+        .ok_or_else(|| invalid!("{event_log}: no application"))?;
     for (k, v) in base {
         inp.props.entry(k.clone()).or_insert_with(|| v.clone());
     }
@@ -138,7 +138,7 @@ fn starting_config(h: &History, job_id: i64) -> Result<i64> {
     h.configs(job_id)?
         .last()
         .map(|c| c.config_id)
-        .ok_or_else(|| anyhow!("job {job_id} has no config: qualify or profile it first"))
+        .ok_or_else(|| invalid!("job {job_id} has no config: qualify or profile it first"))
 }
 
 /// Faster, or as fast and cheaper.
@@ -345,7 +345,7 @@ pub fn tune_loop(
         }
         let config = h
             .config(next)?
-            .ok_or_else(|| anyhow!("config {next} is not in the history"))?;
+            .ok_or_else(|| invalid!("config {next} is not in the history"))?;
         let prev_props = its
             .last()
             .and_then(|l| h.config(l.config_id).ok().flatten())
@@ -584,7 +584,7 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
         .filter(|s| s.params["cluster_made"] == true && s.backend == platform.as_str())
         .and_then(|s| s.cluster_id);
     if let Some(line) = &req.job {
-        let d = JobDefinition::parse(line).map_err(|e| anyhow!("--job {line:?}: {e}"))?;
+        let d = JobDefinition::parse(line).with_context(|| format!("--job {line:?}"))?;
         h.set_definition(job_id, "user", &serde_json::to_value(&d)?)?;
     }
     let b = ws.backend(platform)?;

@@ -2,8 +2,8 @@
 //! logs say each read and wrote, and the output data in the run's sandbox — recorded in the
 //! history (what `report validation` and `run` read).
 
+use crate::error::{Result, invalid};
 use crate::workspace::Workspace;
-use anyhow::{Result, anyhow};
 
 /// The runs a job's validation compared.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,19 +29,19 @@ pub fn job_runs(ws: &Workspace, job_id: i64, run_id: Option<i64>) -> Result<JobR
     let cpu_event_log = match cpu.and_then(|r| r.event_log.clone()) {
         Some(l) => l,
         None => h.job_event_log(job_id)?.ok_or_else(|| {
-            anyhow!("unknown job id {job_id} (aether report list shows the jobs)")
+            invalid!("unknown job id {job_id} (aether report list shows the jobs)")
         })?,
     };
     let gpu = match run_id {
         Some(id) => {
-            let r = h.run(id)?.ok_or_else(|| anyhow!("unknown run id {id}"))?;
+            let r = h.run(id)?.ok_or_else(|| invalid!("unknown run id {id}"))?;
             if r.job_id != job_id || r.kind != "gpu-test" {
-                return Err(anyhow!("run {id} is not a GPU test run of job {job_id}"));
+                return Err(invalid!("run {id} is not a GPU test run of job {job_id}"));
             }
             r
         }
         None => aether_core::history::best_gpu_run(&h.runs(job_id)?).cloned().ok_or_else(|| {
-            anyhow!(
+            invalid!(
                 "job {job_id} has no successful GPU test run yet: run `aether submit` or `aether tune` first"
             )
         })?,
@@ -59,10 +59,10 @@ fn gpu_event_log(ws: &Workspace, runs: &JobRuns) -> Result<String> {
     let gpu = ws
         .history()?
         .run(runs.gpu_run)?
-        .ok_or_else(|| anyhow!("unknown run id {}", runs.gpu_run))?;
+        .ok_or_else(|| invalid!("unknown run id {}", runs.gpu_run))?;
     gpu.event_log
         .clone()
-        .ok_or_else(|| anyhow!("GPU run {} has no event log", gpu.run_id))
+        .ok_or_else(|| invalid!("GPU run {} has no event log", gpu.run_id))
 }
 
 /// Where a job's GPU run (`run_id`, else its best) first diverges from its CPU run, phase by
@@ -85,7 +85,7 @@ pub fn job_phases(
             &gpu_log,
             choice,
         ))
-        .map_err(|e| anyhow!("{e}"))
+        .map_err(crate::error::WorkflowError::from)
 }
 
 /// Validate a job's GPU run against its CPU run (record the report with [`record`]).
@@ -103,15 +103,12 @@ pub fn validate_job(
         runs.gpu_run,
         runs.outputs.len()
     ));
-    let r = ws
-        .runtime()
-        .block_on(aether_validate::validate_run(
-            &runs.cpu_event_log,
-            &gpu_log,
-            &runs.outputs,
-            o,
-        ))
-        .map_err(|e| anyhow!("{e}"))?;
+    let r = ws.runtime().block_on(aether_validate::validate_run(
+        &runs.cpu_event_log,
+        &gpu_log,
+        &runs.outputs,
+        o,
+    ))?;
     Ok((r, runs))
 }
 

@@ -2,10 +2,10 @@
 //! and passed to every workflow function (none reads the settings again).
 
 use crate::cancel::Cancel;
+use crate::error::{Result, bail, invalid};
 use crate::events::{Event, Observer, Traced};
 use aether_core::{ConfigFile, History, RunOn};
 use aether_platform::ClusterBackend;
-use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ impl Workspace {
     /// the selected platform's (emr → emr; onprem has none, which [`Workspace::platform`] says).
     pub fn open(opts: &WorkspaceOptions) -> Result<Workspace> {
         let path = ConfigFile::default_path(opts.config.as_deref());
-        let settings = ConfigFile::load(&path).map_err(|e| anyhow!("{e}"))?;
+        let settings = ConfigFile::load(&path)?;
         Workspace::from_settings(settings, opts.platform)
     }
 
@@ -110,7 +110,7 @@ impl Workspace {
     /// Where runs go; an error says how to choose when nothing does (`onprem`).
     pub fn platform(&self) -> Result<RunOn> {
         self.run_on.ok_or_else(|| {
-            anyhow!(
+            invalid!(
                 "core.selected_platform is {}, which has no run backend: aether does not drive \
                  your own cluster. Choose where test runs go: `aether config set core.run_on \
                  local` (this machine's Spark), `emr` or `emr-eks`, or pass --platform",
@@ -175,7 +175,7 @@ impl Workspace {
     pub fn local_backend(&self) -> Result<aether_platform::local::LocalBackend> {
         use aether_platform::local::{LocalBackend, find_spark_submit};
         let spark_submit = find_spark_submit().ok_or_else(|| {
-            anyhow!(
+            invalid!(
                 "no spark-submit for the local platform: set SPARK_HOME, or put pyspark's on PATH \
                  (scripts/setup --test installs it in .venv: export PATH=$PWD/.venv/bin:$PATH); \
                  or run on EMR: aether config set core.run_on emr"

@@ -313,7 +313,7 @@ pub fn list(ws: &Workspace, b: &dyn ClusterBackend, all: bool) -> Result<Vec<Lis
     let listed = |info: ClusterInfo, ours: bool, job_id: Option<i64>| {
         let age_ms = (info.ended_ms.unwrap_or(now) - info.created_ms).max(0);
         let cost_usd = (info.created_ms > 0)
-            .then(|| crate::runs::run_cost(&ws.settings, &info, age_ms))
+            .then(|| crate::runs::run_cost(ws, &info, age_ms))
             .flatten();
         Listed {
             info,

@@ -178,7 +178,7 @@ fn planned(ws: &Workspace, shape_id: Option<i64>) -> Result<Planned> {
             .push((instance.to_string(), shape["nodes"].as_i64().unwrap_or(1)));
         p.from = format!("shape {id}");
     } else {
-        p.families = ws.settings.config.platform.emr.gpu_instance_types.clone();
+        p.families = ws.gpu_families();
     }
     Ok(p)
 }
@@ -189,7 +189,7 @@ fn planned(ws: &Workspace, shape_id: Option<i64>) -> Result<Planned> {
 pub fn doctor(ws: &Workspace, shape_id: Option<i64>) -> Result<Doctor> {
     let plan = planned(ws, shape_id)?;
     let mut checks = vec![platform_check(ws), prices_check(ws)];
-    let region_setting = ws.settings.config.platform.emr.region.clone();
+    let region_setting = ws.emr_region();
     let from_setting = region_setting.is_some();
     let aws = ws.runtime().block_on(Aws::from_env(region_setting));
     let mut d = Doctor {
@@ -302,7 +302,7 @@ pub fn doctor(ws: &Workspace, shape_id: Option<i64>) -> Result<Doctor> {
 
 /// Whether the prices every cost is at can be read (offline: the settings and the file).
 fn prices_check(ws: &Workspace) -> Check {
-    let terms = aether_predict::prices::Terms::of(&ws.settings.config);
+    let terms = ws.price_terms();
     match aether_predict::prices::PriceBook::load(&terms) {
         Ok(b) => check("prices", Status::Ok, format!("costs at {}", b.label)),
         Err(e) => check("prices", Status::Fail, e.to_string())

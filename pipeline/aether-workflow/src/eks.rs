@@ -26,8 +26,7 @@ pub fn write_capacity(
     output: Option<PathBuf>,
     apply: bool,
 ) -> Result<Written> {
-    let cfg = &ws.settings;
-    let e = &cfg.config.platform.emr_eks;
+    let e = ws.eks_settings();
     let h = ws.history()?;
     let (job, gpu) = h.shape(shape_id)?.ok_or_else(|| {
         invalid!("unknown cluster shape id {shape_id} (see `aether report list`)")
@@ -42,11 +41,7 @@ pub fn write_capacity(
              groups by its karpenter.sh/discovery tag (aether config set platform.emr_eks.eks_cluster_name NAME)"
         )
     })?;
-    let region = e
-        .region
-        .clone()
-        .or_else(|| cfg.config.platform.emr.region.clone())
-        .unwrap_or_else(|| "us-east-1".into());
+    let region = ws.eks_region().unwrap_or_else(|| "us-east-1".into());
     let c = Capacity {
         shape_id,
         instance: instance.to_string(),

@@ -325,15 +325,8 @@ pub struct Submitted {
 
 /// `fleet submit`: the bundle and the driver to the artifacts path, one EMR step of N tasks.
 pub fn submit_step(ws: &Workspace, w: &ShardWork, cluster_id: &str) -> Result<Submitted> {
-    let cfg = &ws.settings;
-    let art = cfg
-        .config
-        .platform
-        .emr
-        .cluster
-        .artifacts_path
-        .as_deref()
-        .ok_or_else(|| {
+    let emr = ws.emr_settings();
+    let art = emr.artifacts_path.as_deref().ok_or_else(|| {
             invalid!(
                 "platform.emr.cluster.artifacts_path is not set: the fleet's binary and driver go there \
                  (aether config set platform.emr.cluster.artifacts_path s3://bucket/prefix)"

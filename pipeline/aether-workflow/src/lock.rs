@@ -51,7 +51,7 @@ pub fn lock_job(ws: &Workspace, h: &mut History, job_id: i64, command: &str) -> 
                 ));
             }
             Ok(JobGuard {
-                db: ws.settings.history_db(),
+                db: ws.history_path(),
                 job_id,
                 owner,
                 release: !reentrant,

@@ -193,10 +193,7 @@ pub fn calibrate(
     pairs: Option<&Path>,
     save: bool,
 ) -> Result<Calibrated> {
-    let model = format!(
-        "builtin:{}",
-        ws.settings.config.core.selected_platform.as_str()
-    );
+    let model = format!("builtin:{}", ws.selected_platform().as_str());
     let mut all = measured_pairs(&ws.history()?)?;
     let from_history = all.len();
     if let Some(p) = pairs {

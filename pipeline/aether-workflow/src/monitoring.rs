@@ -331,7 +331,7 @@ fn check_namespace(ns: &str) -> Result<()> {
 pub fn publish(ws: &Workspace, cw: &CloudWatch, req: &MetricsRequest) -> Result<MetricsOutcome> {
     let ns = req.namespace.as_str();
     check_namespace(ns)?;
-    let mon = &ws.settings.config.monitoring;
+    let mon = ws.monitoring();
     if req.alarms && mon.period_s() % 60 != 0 {
         bail!(
             "monitoring.alarm_period_s = {}: CloudWatch alarm periods are whole minutes (a multiple of 60)",
@@ -551,7 +551,7 @@ fn alarms(
     watched: &BTreeMap<i64, (String, BTreeSet<&'static str>)>,
     out: &mut MetricsOutcome,
 ) -> Result<()> {
-    let mon = &ws.settings.config.monitoring;
+    let mon = ws.monitoring();
     let want: Vec<AlarmSpec> = watched
         .iter()
         .flat_map(|(job, (name, metrics))| alarm_specs(mon, ns, *job, name, metrics))

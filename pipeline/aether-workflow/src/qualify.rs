@@ -37,10 +37,9 @@ pub fn options(
     ws: &Workspace,
     req: QualifyRequest,
 ) -> Result<(QualifyOptions, Vec<String>, String)> {
-    let cfg = &ws.settings.config;
     let platform = match &req.platform {
         Some(p) => p.trim().to_ascii_lowercase(),
-        None => cfg.core.selected_platform.as_str().to_string(),
+        None => ws.selected_platform().as_str().to_string(),
     };
     if !aether_predict::qualx::PLATFORMS.contains(&platform.as_str()) {
         return Err(invalid!(
@@ -65,10 +64,8 @@ pub fn options(
     {
         return Err(invalid!("{}: {e}", path.display()));
     }
-    let emr = &cfg.platform.emr;
     let catalog = if platform == "emr" {
-        let terms = aether_predict::prices::Terms::of(cfg);
-        let cat = aether_predict::cluster::Catalog::load(&terms)?;
+        let cat = aether_predict::cluster::Catalog::load(&ws.price_terms())?;
         ws.note(&format!("costs at {}", cat.prices.label));
         Some(cat)
     } else {
@@ -81,8 +78,8 @@ pub fn options(
         explain: req.explain,
         ingest: req.ingest,
         catalog,
-        region: emr.region.clone().unwrap_or_else(|| "us-east-1".into()),
-        gpu_families: emr.gpu_instance_types.clone(),
+        region: ws.emr_region().unwrap_or_else(|| "us-east-1".into()),
+        gpu_families: ws.gpu_families(),
         batch_logs: if req.batch_logs == 0 {
             aether_predict::qualify::BATCH_LOGS
         } else {

@@ -482,7 +482,7 @@ fn run(
         tune_id: r.tune_id,
     };
     // the event log: one look when the step ended longer ago than the logs take to arrive
-    let full = runs::log_wait(&ws.settings, platform);
+    let full = ws.log_wait(platform);
     let since = Duration::from_millis(
         info.end_ms
             .map(|e| (aether_platform::now_ms() - e).max(0) as u64)

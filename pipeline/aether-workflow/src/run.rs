@@ -275,7 +275,7 @@ pub fn run(
     let o = aether_report::model::overview_of(&h, |j| wanted.contains(&j.event_log))?;
     if let Some(dir) = &req.output {
         std::fs::create_dir_all(dir)?;
-        let hist = ws.settings.history_db().display().to_string();
+        let hist = ws.history_path().display().to_string();
         let page = aether_report::html::overview(&o, &hist, aether_report::html::Mode::File);
         std::fs::write(dir.join("overview.html"), page)?;
         for j in &o.jobs {

@@ -7,24 +7,10 @@ use crate::error::{Context, Result, bail, invalid};
 use crate::events::Event;
 use crate::workspace::Workspace;
 use aether_core::history::Run;
-use aether_core::{ConfigFile, History, RunOn};
+use aether_core::{History, RunOn};
 use aether_platform::{ClusterBackend, ClusterInfo, JobDefinition, Poll, StepRequest, StepState};
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// How long a finished step's logs are waited for: EMR copies step logs to S3 every few
-/// minutes; a local step's are there when it ends.
-pub(crate) fn log_wait(cfg: &ConfigFile, platform: RunOn) -> Duration {
-    match platform {
-        RunOn::Local => Duration::ZERO,
-        RunOn::Emr => {
-            Duration::from_secs(cfg.config.platform.emr.cluster.log_wait_s.unwrap_or(600) as u64)
-        }
-        RunOn::EmrEks => {
-            Duration::from_secs(cfg.config.platform.emr_eks.log_wait_s.unwrap_or(600) as u64)
-        }
-    }
-}
 
 /// `f` until it finds something or `wait` has passed (polling with backoff).
 pub(crate) fn wait_for<'a, T>(
@@ -53,20 +39,13 @@ pub(crate) fn wait_for<'a, T>(
 /// your prices (`[prices]`, else AWS's list prices), each group at the market it ran on (spot
 /// nodes at the prices file's spot price, else on-demand: an upper bound, no spot price history
 /// offline); `None` on the local backend or for an instance type without a price.
-pub(crate) fn run_cost(cfg: &ConfigFile, c: &ClusterInfo, duration_ms: i64) -> Option<f64> {
+pub(crate) fn run_cost(ws: &Workspace, c: &ClusterInfo, duration_ms: i64) -> Option<f64> {
     if c.groups.is_empty() {
         return None;
     }
-    let book =
-        aether_predict::prices::PriceBook::load(&aether_predict::prices::Terms::of(&cfg.config))
-            .ok()?;
-    let region = cfg
-        .config
-        .platform
-        .emr
-        .region
-        .as_deref()
-        .unwrap_or("us-east-1");
+    let book = aether_predict::prices::PriceBook::load(&ws.price_terms()).ok()?;
+    let region = ws.emr_region();
+    let region = region.as_deref().unwrap_or("us-east-1");
     let mut per_hour = 0.0;
     for g in &c.groups {
         let market = if g.market.eq_ignore_ascii_case("SPOT") {
@@ -142,20 +121,14 @@ pub fn run_figures(ws: &Workspace, event_log: &str) -> Figures {
 /// What a run on EMR on EKS cost: its executors' node time at the GPU pool's price (spot from
 /// the prices file, else on-demand), the driver's on-demand node, the consolidateAfter tail.
 pub fn eks_run_cost(
-    cfg: &ConfigFile,
+    ws: &Workspace,
     c: &ClusterInfo,
     f: &Figures,
 ) -> Option<aether_platform::emr_eks::EksCost> {
     use aether_core::config::Market;
-    let e = &cfg.config.platform.emr_eks;
-    let terms = aether_predict::prices::Terms::of(&cfg.config)
-        .with_file(e.pricing_file.as_deref().map(std::path::Path::new));
-    let book = aether_predict::prices::PriceBook::load(&terms).ok()?;
-    let region = e
-        .region
-        .as_deref()
-        .or(cfg.config.platform.emr.region.as_deref())
-        .unwrap_or("us-east-1");
+    let book = aether_predict::prices::PriceBook::load(&ws.eks_price_terms()).ok()?;
+    let region = ws.eks_region();
+    let region = region.as_deref().unwrap_or("us-east-1");
     let group = |role: &str| c.groups.iter().find(|g| g.role == role);
     // no EMR-on-EC2 fee on EKS: EC2 prices (on-demand less your discount; spot from the file)
     let exec_type = &group("EXECUTOR")?.instance_type;
@@ -183,7 +156,7 @@ pub fn eks_run_cost(
             executor_on_demand_usd_per_hour: exec.usd,
             driver_usd_per_hour: driver.usd,
             driver_ms: f.duration_ms.unwrap_or(0),
-            consolidate_after_s: e.consolidate_after_s.unwrap_or(30),
+            consolidate_after_s: ws.eks_settings().consolidate_after_s.unwrap_or(30),
         },
     ))
 }
@@ -253,7 +226,6 @@ pub fn plan(
     let cpu_log = h
         .job_event_log(job_id)?
         .ok_or_else(|| invalid!("job {job_id} is not in the history"))?;
-    let cfg = &ws.settings;
     let writes = match cpu_writes(ws.runtime(), &cpu_log) {
         Ok(w) => w,
         Err(e) if allow_output_overwrite => {
@@ -265,26 +237,7 @@ pub fn plan(
         ),
     };
     let run_dir = format!("job{job_id}-{}", aether_platform::now_ms());
-    let prefix = match platform {
-        RunOn::Local => ws
-            .home()
-            .join("local/sandbox")
-            .join(&run_dir)
-            .display()
-            .to_string(),
-        RunOn::Emr => {
-            let base = cfg.config.platform.emr.cluster.artifacts_path.as_deref().ok_or_else(|| {
-                invalid!("platform.emr.cluster.artifacts_path is not set: test runs write their outputs under it")
-            })?;
-            format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
-        }
-        RunOn::EmrEks => {
-            let base = cfg.config.platform.emr_eks.artifacts_path.as_deref().ok_or_else(|| {
-                invalid!("platform.emr_eks.artifacts_path is not set: test runs write their outputs under it")
-            })?;
-            format!("{}/sandbox/{run_dir}", base.trim_end_matches('/'))
-        }
-    };
+    let prefix = ws.sandbox(platform, &run_dir)?;
     let sb = aether_platform::sandbox::sandbox(&job, &writes, &prefix);
     if !sb.unmapped.is_empty() {
         let list = sb.unmapped.join(", ");
@@ -520,15 +473,7 @@ pub fn follow(
         Ok(Ok(i)) => (i.state.as_str().to_string(), i),
     };
     aether_core::owner::crash_point("follow:after-end");
-    complete(
-        ws,
-        h,
-        s,
-        &mut run,
-        status,
-        &info,
-        log_wait(&ws.settings, s.platform),
-    )?;
+    complete(ws, h, s, &mut run, status, &info, ws.log_wait(s.platform))?;
     Ok(RunOutcome {
         state: info.state,
         run,
@@ -562,7 +507,7 @@ pub fn complete(
     info: &aether_platform::StepInfo,
     wait: Duration,
 ) -> Result<()> {
-    let (cfg, rt, b, cluster) = (&ws.settings, ws.runtime(), s.b, s.cluster);
+    let (rt, b, cluster) = (ws.runtime(), s.b, s.cluster);
     let (cid, sid) = (cluster.cluster_id.clone(), info.step_id.clone());
     run.status = status;
     run.step_id.get_or_insert(sid.clone());
@@ -616,13 +561,13 @@ pub fn complete(
             figures.duration_ms = run.duration_ms;
             figures.executor_ms = run.duration_ms.into_iter().collect();
         }
-        eks_cost = eks_run_cost(cfg, cluster, &figures);
+        eks_cost = eks_run_cost(ws, cluster, &figures);
         if let Some(c) = &eks_cost {
             run.cost_usd = Some(c.total_usd);
             run.details["cost"] = serde_json::to_value(c)?;
         }
     } else {
-        run.cost_usd = run.duration_ms.and_then(|d| run_cost(cfg, cluster, d));
+        run.cost_usd = run.duration_ms.and_then(|d| run_cost(ws, cluster, d));
     }
     keep_cancel(ws, run, info);
     h.finish_run(run)?;
@@ -668,6 +613,7 @@ pub fn complete(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aether_core::ConfigFile;
     use aether_platform::ClusterSpec;
 
     /// The EKS cost of a real standalone log whose executors were added and removed, against
@@ -753,7 +699,8 @@ mod tests {
                 group("EXECUTOR", "g4dn.2xlarge", "SPOT"),
             ],
         };
-        let c = eks_run_cost(&cfg, &cluster, &f).unwrap();
+        let ws = Workspace::from_settings(cfg, None).unwrap();
+        let c = eks_run_cost(&ws, &cluster, &f).unwrap();
         let h = |ms: i64| ms as f64 / 3_600_000.0;
         let exec = h(lifetimes.iter().sum()) * 0.2256;
         // the driver at m5d.xlarge's EC2 price (the catalog's), on-demand
@@ -768,7 +715,7 @@ mod tests {
         // no spot price for the pool: on-demand EC2 (no EMR uplift on EKS)
         let mut on_demand = cluster.clone();
         on_demand.groups[1].instance_type = "g5.xlarge".into();
-        let c = eks_run_cost(&cfg, &on_demand, &f).unwrap();
+        let c = eks_run_cost(&ws, &on_demand, &f).unwrap();
         assert!(c.executor_price.starts_with("on-demand"), "{c:?}");
         assert!(
             (c.executor_usd - h(lifetimes.iter().sum()) * 1.006).abs() < 1e-12,

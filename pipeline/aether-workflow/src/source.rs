@@ -3,7 +3,7 @@
 //! event log) or an EMR on EKS job run (DescribeJobRun, `spark-<id>` in its event-log folder).
 
 use crate::error::{Context, Result, bail, invalid};
-use crate::runs::{log_wait, run_cost, run_figures, wait_for};
+use crate::runs::{run_cost, run_figures, wait_for};
 use crate::workspace::Workspace;
 use aether_core::history::Run;
 use aether_core::{History, RunOn};
@@ -36,11 +36,11 @@ pub fn step_source(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<St
     let Some(platform) = RunOn::of_cluster_id(cluster_id) else {
         return job_run_source(ws, cluster_id, step_id);
     };
-    let (cfg, rt) = (&ws.settings, ws.runtime());
+    let rt = ws.runtime();
     let b = ws.backend(platform)?;
     let step = rt.block_on(b.step(cluster_id, step_id))?;
     finished(ws, &step, &format!("step {step_id} on {cluster_id}"))?;
-    let wait = log_wait(cfg, platform);
+    let wait = ws.log_wait(platform);
     let event_log = wait_for(rt, wait, || b.event_log(cluster_id, step_id))?.ok_or_else(|| {
         invalid!(
             "step {step_id} on {cluster_id}: no event log found within {} s (its stderr names no \
@@ -60,7 +60,7 @@ pub fn step_source(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<St
             .block_on(b.describe(cluster_id))
             .ok()
             .zip(step.start_ms.zip(step.end_ms))
-            .and_then(|(c, (s, e))| run_cost(cfg, &c, e - s)),
+            .and_then(|(c, (s, e))| run_cost(ws, &c, e - s)),
         _ => None,
     };
     let idle = run_figures(ws, &event_log).idle;
@@ -112,7 +112,7 @@ fn finished(ws: &Workspace, step: &aether_platform::StepInfo, what: &str) -> Res
 /// A finished EMR on EKS job run, as [`step_source`] reads it (no cost: the nodes Karpenter
 /// gave a CPU run are not known; qualify's estimate stands for it).
 fn job_run_source(ws: &Workspace, virtual_cluster: &str, run_id: &str) -> Result<StepSource> {
-    let (cfg, rt) = (&ws.settings, ws.runtime());
+    let rt = ws.runtime();
     let b = ws.eks_backend();
     let run = rt.block_on(b.job_run(virtual_cluster, run_id))?;
     let step = run.step.clone();
@@ -121,7 +121,7 @@ fn job_run_source(ws: &Workspace, virtual_cluster: &str, run_id: &str) -> Result
         &step,
         &format!("job run {run_id} on virtual cluster {virtual_cluster}"),
     )?;
-    let wait = log_wait(cfg, RunOn::EmrEks);
+    let wait = ws.log_wait(RunOn::EmrEks);
     let event_log = wait_for(rt, wait, || Box::pin(b.job_run_event_log(&run)))?.ok_or_else(|| {
         invalid!(
             "job run {run_id}: no event log spark-{run_id} found within {} s in {}",

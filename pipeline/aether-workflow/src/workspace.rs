@@ -154,7 +154,12 @@ impl Workspace {
 
     /// The job history.
     pub fn history(&self) -> Result<History> {
-        Ok(History::open(&self.settings.history_db())?)
+        Ok(History::open(&self.history_path())?)
+    }
+
+    /// Where the job history is (`core.history_db`, else beside the settings).
+    pub fn history_path(&self) -> PathBuf {
+        self.settings.history_db()
     }
 
     /// aether's home folder (`$AETHER_HOME`, else `~/.aether`).
@@ -224,7 +229,7 @@ impl Workspace {
     /// The EMR backend with the `platform.emr.*` settings.
     pub fn emr_backend(&self) -> aether_platform::emr::EmrBackend {
         self.rt.block_on(aether_platform::emr::EmrBackend::from_env(
-            self.settings.config.platform.emr.region.clone(),
+            self.emr_region(),
             self.emr_settings(),
         ))
     }
@@ -249,7 +254,7 @@ impl Workspace {
         };
         self.rt
             .block_on(aether_platform::emr_eks::EmrEksBackend::from_env(
-                e.region.clone().or(cfg.platform.emr.region.clone()),
+                self.eks_region(),
                 settings,
                 self.home().join("emr-eks/leases"),
             ))
@@ -267,9 +272,89 @@ impl Workspace {
     /// S3 access with the EMR region (for logs and artifacts).
     pub fn s3(&self) -> aether_ingest::S3Options {
         aether_ingest::S3Options {
-            region: self.settings.config.platform.emr.region.clone(),
+            region: self.emr_region(),
             endpoint: None,
         }
+    }
+
+    /// The EMR region (`platform.emr.region`; `None`: the SDK's).
+    pub fn emr_region(&self) -> Option<String> {
+        self.settings.config.platform.emr.region.clone()
+    }
+
+    /// The EMR on EKS region (`platform.emr_eks.region`, else EMR's).
+    pub fn eks_region(&self) -> Option<String> {
+        let p = &self.settings.config.platform;
+        p.emr_eks.region.clone().or(p.emr.region.clone())
+    }
+
+    /// The EMR on EKS settings (virtual cluster, roles, the GPU node pool for Karpenter).
+    pub fn eks_settings(&self) -> &aether_core::config::EmrEks {
+        &self.settings.config.platform.emr_eks
+    }
+
+    /// The CloudWatch settings (alarm period and thresholds).
+    pub fn monitoring(&self) -> &aether_core::config::Monitoring {
+        &self.settings.config.monitoring
+    }
+
+    /// The GPU instance families qualify's cluster shapes come from
+    /// (`platform.emr.gpu_instance_types`; empty: every family).
+    pub fn gpu_families(&self) -> Vec<String> {
+        self.settings.config.platform.emr.gpu_instance_types.clone()
+    }
+
+    /// The platform the jobs run on today (`core.selected_platform`): which QualX model judges
+    /// them by default.
+    pub fn selected_platform(&self) -> aether_core::Platform {
+        self.settings.config.core.selected_platform
+    }
+
+    /// The prices every cost is at (`[prices]`, else AWS's list prices).
+    pub fn price_terms(&self) -> aether_predict::prices::Terms {
+        aether_predict::prices::Terms::of(&self.settings.config)
+    }
+
+    /// The prices of EMR on EKS runs: `[prices]`, `platform.emr_eks.pricing_file` over its file.
+    pub fn eks_price_terms(&self) -> aether_predict::prices::Terms {
+        let file = self.eks_settings().pricing_file.as_deref();
+        self.price_terms().with_file(file.map(std::path::Path::new))
+    }
+
+    /// How long a finished step's logs are waited for: EMR copies step logs to S3 every few
+    /// minutes (`platform.emr.cluster.log_wait_s`, `platform.emr_eks.log_wait_s`; 600 s); a
+    /// local step's are there when it ends.
+    pub fn log_wait(&self, platform: RunOn) -> std::time::Duration {
+        let p = &self.settings.config.platform;
+        let s = match platform {
+            RunOn::Local => return std::time::Duration::ZERO,
+            RunOn::Emr => p.emr.cluster.log_wait_s,
+            RunOn::EmrEks => p.emr_eks.log_wait_s,
+        };
+        std::time::Duration::from_secs(s.unwrap_or(600) as u64)
+    }
+
+    /// Where a test run on `platform` writes its outputs, never over the CPU run's:
+    /// `<artifacts path>/sandbox/<run_dir>` (on this machine, under aether's home).
+    pub fn sandbox(&self, platform: RunOn, run_dir: &str) -> Result<String> {
+        let p = &self.settings.config.platform;
+        let (base, key) = match platform {
+            RunOn::Local => {
+                let d = self.home().join("local/sandbox").join(run_dir);
+                return Ok(d.display().to_string());
+            }
+            RunOn::Emr => (
+                p.emr.cluster.artifacts_path.as_deref(),
+                "platform.emr.cluster.artifacts_path",
+            ),
+            RunOn::EmrEks => (
+                p.emr_eks.artifacts_path.as_deref(),
+                "platform.emr_eks.artifacts_path",
+            ),
+        };
+        let base = base
+            .ok_or_else(|| invalid!("{key} is not set: test runs write their outputs under it"))?;
+        Ok(format!("{}/sandbox/{run_dir}", base.trim_end_matches('/')))
     }
 
     /// Hand an event to the observer.
@@ -331,6 +416,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ws.platform().unwrap(), RunOn::Local);
+    }
+
+    /// What differs per platform is read from the settings here, once: how long logs are
+    /// waited for, where a test run's outputs go, the regions.
+    #[test]
+    fn platform_settings_are_resolved_by_the_workspace() {
+        let ws = Workspace::from_settings(
+            settings(
+                "[platform.emr.cluster]\nlog_wait_s = 30\nartifacts_path = \"s3://bucket-a/art/\"\n\
+                 [platform.emr_eks]\nregion = \"eu-west-1\"\n",
+            ),
+            None,
+        )
+        .unwrap();
+        let secs = std::time::Duration::from_secs;
+        assert_eq!(ws.log_wait(RunOn::Emr), secs(30));
+        assert_eq!(ws.log_wait(RunOn::EmrEks), secs(600));
+        assert_eq!(ws.log_wait(RunOn::Local), secs(0));
+        assert_eq!(
+            ws.sandbox(RunOn::Emr, "job1-2").unwrap(),
+            "s3://bucket-a/art/sandbox/job1-2"
+        );
+        let e = ws.sandbox(RunOn::EmrEks, "job1-2").unwrap_err().to_string();
+        assert!(
+            e.starts_with("platform.emr_eks.artifacts_path is not set"),
+            "{e}"
+        );
+        assert!(
+            ws.sandbox(RunOn::Local, "job1-2")
+                .unwrap()
+                .ends_with("local/sandbox/job1-2")
+        );
+        assert_eq!(ws.eks_region().as_deref(), Some("eu-west-1"));
+        assert_eq!(ws.emr_region(), None);
     }
 
     #[test]

@@ -187,7 +187,7 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 output,
                 apply,
             };
-            match cluster::create(&ws, b.as_ref(), platform, &mut h, &o)? {
+            match cluster::create(&ws, b.as_ref(), &mut h, &o)? {
                 Ok(c) => println!("{}", cluster::info_line(&c)),
                 Err(sig) => return Ok(stopped(sig)),
             }

@@ -586,8 +586,8 @@ pub(crate) async fn supported_instance_types(
 
 #[async_trait]
 impl ClusterBackend for EmrBackend {
-    fn name(&self) -> &'static str {
-        "emr"
+    fn platform(&self) -> aether_core::config::RunOn {
+        aether_core::config::RunOn::Emr
     }
 
     async fn check(&self, spec: &ClusterSpec) -> Result<()> {

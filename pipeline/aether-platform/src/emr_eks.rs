@@ -498,8 +498,8 @@ pub struct JobRunInfo {
 
 #[async_trait]
 impl ClusterBackend for EmrEksBackend {
-    fn name(&self) -> &'static str {
-        "emr-eks"
+    fn platform(&self) -> aether_core::config::RunOn {
+        aether_core::config::RunOn::EmrEks
     }
 
     async fn create(&self, spec: &ClusterSpec, request_token: &str) -> Result<ClusterInfo> {

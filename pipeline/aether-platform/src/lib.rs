@@ -1,7 +1,8 @@
 //! aether-platform: where aether runs Spark jobs.
 //!
 //! Owns: the [`ClusterBackend`] trait (create, describe, list and terminate a cluster; submit a
-//! step, poll it, cancel it, find its event log and driver log), its backends ([`local`]: this
+//! step, poll it, cancel it, find its event log and driver log), what differs between the
+//! platforms ([`Capabilities`]: asked, never matched on, by the workflow), its backends ([`local`]: this
 //! machine's Spark; [`emr`]: EMR clusters and steps), the job definition a step re-runs
 //! ([`jobdef`]), [`emr_eks`]: EMR on EKS job runs on Karpenter capacity, the poll loop with backoff and a deadline ([`wait_step`]) that every command uses
 //! instead of the SDK waiters, reading a step's logs ([`log_tail`]), and CloudWatch metrics and
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub mod capabilities;
 pub mod cloudwatch;
 pub mod clusterfile;
 pub mod ec2;
@@ -29,6 +31,7 @@ pub mod preflight;
 pub mod rapids;
 pub mod sandbox;
 
+pub use capabilities::{Capabilities, CostBasis};
 pub use jobdef::{JobDefinition, JobDefinitionError};
 
 /// Errors of a platform, naming what they concern.
@@ -195,8 +198,17 @@ pub struct StepInfo {
 /// [`wait_step`]'s.
 #[async_trait]
 pub trait ClusterBackend: Send + Sync {
-    /// The backend's name (`local`, `emr`).
-    fn name(&self) -> &'static str;
+    /// The platform this backend runs on.
+    fn platform(&self) -> aether_core::config::RunOn;
+    /// The backend's name, as the history records it (`local`, `emr`, `emr-eks`).
+    fn name(&self) -> &'static str {
+        self.platform().as_str()
+    }
+    /// What the platform can and cannot do (a cluster file, sizing, Karpenter capacity, a
+    /// metastore of its own, how runs are paid for).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(self.platform())
+    }
     /// What the platform would refuse of a cluster of `spec` (an instance type it does not
     /// support, a setting the cluster cannot lack), asked before anything is made or recorded;
     /// `create` asks it too.

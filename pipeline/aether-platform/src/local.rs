@@ -251,8 +251,8 @@ impl LocalBackend {
 
 #[async_trait]
 impl ClusterBackend for LocalBackend {
-    fn name(&self) -> &'static str {
-        "local"
+    fn platform(&self) -> aether_core::config::RunOn {
+        aether_core::config::RunOn::Local
     }
 
     async fn create(&self, spec: &ClusterSpec, request_token: &str) -> Result<ClusterInfo> {

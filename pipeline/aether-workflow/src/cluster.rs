@@ -5,7 +5,6 @@ use crate::cancel::Stop;
 use crate::error::{Result, bail, invalid};
 use crate::workspace::Workspace;
 use aether_core::History;
-use aether_core::RunOn;
 use aether_platform::{ClusterBackend, ClusterInfo, ClusterSpec};
 use std::time::Duration;
 
@@ -27,17 +26,18 @@ pub struct CreateOpts {
     pub apply: bool,
 }
 
-/// Create a cluster of a qualified shape (and the `config_file` over it) on `platform`,
+/// Create a cluster of a qualified shape (and the `config_file` over it) on `b`'s platform,
 /// recorded in the history. A stop during the create ends the cluster the interrupted call
 /// made (unless `keep_cluster`): `Ok(Err(stop))`.
 pub fn create(
     ws: &Workspace,
     b: &dyn ClusterBackend,
-    platform: RunOn,
     h: &mut History,
     o: &CreateOpts,
 ) -> Result<std::result::Result<ClusterInfo, Stop>> {
     let rt = ws.runtime();
+    let can = b.capabilities();
+    let platform = b.name();
     let mut spec = ClusterSpec {
         name: "aether GPU test".into(),
         local_cores: o.local_cores,
@@ -45,7 +45,7 @@ pub fn create(
         ..Default::default()
     };
     if let Some(path) = &o.config_file {
-        if platform != RunOn::Emr {
+        if !can.cluster_file {
             bail!("--config_file describes an EMR cluster: use it on emr, not {platform}");
         }
         spec.file = Some(
@@ -65,13 +65,13 @@ pub fn create(
         spec.instance_count = shape["nodes"].as_i64().unwrap_or(1);
         spec.tags.insert("aether:job-id".into(), job.to_string());
         job_id = Some(job);
-        if platform == RunOn::EmrEks {
+        if can.karpenter_capacity {
             // the shape's NodePool and pod templates, which the lease's runs use
             let w = crate::eks::write_capacity(ws, id, o.output.clone(), o.apply)?;
             spec.tags
                 .insert("aether:gpus-per-node".into(), w.gpus_per_node.to_string());
         }
-    } else if platform != RunOn::Local
+    } else if can.needs_size
         && spec
             .file
             .as_ref()

@@ -11,7 +11,6 @@ use crate::error::{Result, bail, invalid};
 use crate::submit::Target;
 use crate::tune::{TuneEnd, TuneParams, TuneRequest};
 use crate::workspace::Workspace;
-use aether_core::RunOn;
 use aether_predict::qualify::Status;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -142,23 +141,12 @@ pub fn run(
         ws.note("run: no job recommended for the GPU; nothing to tune");
     }
     // paid resources: confirmed first
-    if platform != RunOn::Local && !gpu.is_empty() {
-        let msg = if platform == RunOn::Emr {
-            format!(
-                "run: this creates up to {} EMR GPU cluster(s), one per job, each terminated after its runs",
-                gpu.len()
-            )
-        } else {
-            format!(
-                "run: this starts GPU job runs on EMR on EKS for {} job(s) (Karpenter launches their \
-                 nodes and removes them after consolidateAfter)",
-                gpu.len()
-            )
-        };
-        if !confirm(&msg)? {
-            ws.note("run: nothing created");
-            return Ok(RunEnd::Declined);
-        }
+    let paid = aether_platform::Capabilities::of(platform).paid_notice(gpu.len());
+    if let Some(msg) = paid.filter(|_| !gpu.is_empty())
+        && !confirm(&format!("run: {msg}"))?
+    {
+        ws.note("run: nothing created");
+        return Ok(RunEnd::Declined);
     }
     let mut failed = 0;
     for (i, j) in gpu.iter().enumerate() {

@@ -254,7 +254,7 @@ pub fn plan(
     }
     if !sb.tables.is_empty() {
         // a local run's metastore lives in its own folder: its tables go to the sandbox
-        if platform != RunOn::Local {
+        if !aether_platform::Capabilities::of(platform).own_metastore {
             bail!(
                 "the CPU run wrote the tables {}: a shared metastore cannot be sandboxed on {platform}; refusing",
                 sb.tables.join(", "),
@@ -555,7 +555,7 @@ pub fn complete(
         run.duration_ms = info.start_ms.zip(info.end_ms).map(|(s, e)| e - s);
     }
     let mut eks_cost = None;
-    if s.platform == RunOn::EmrEks {
+    if aether_platform::Capabilities::of(s.platform).cost == aether_platform::CostBasis::PodShare {
         if figures.duration_ms.is_none() {
             // no event log (a failed run): its wall time as the driver's and one executor's
             figures.duration_ms = run.duration_ms;

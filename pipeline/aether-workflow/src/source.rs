@@ -7,7 +7,7 @@ use crate::runs::{run_cost, run_figures, wait_for};
 use crate::workspace::Workspace;
 use aether_core::history::Run;
 use aether_core::{History, RunOn};
-use aether_platform::{JobDefinition, StepState};
+use aether_platform::{CostBasis, JobDefinition, StepState};
 
 /// A finished EMR step, as `qualify --platform_job_id` reads it.
 pub struct StepSource {
@@ -55,13 +55,13 @@ pub fn step_source(ws: &Workspace, cluster_id: &str, step_id: &str) -> Result<St
     let job = JobDefinition::from_args(&step.args).ok();
     // what the CPU run cost, from its cluster's nodes (the baseline of the GPU runs' costs);
     // an EMR on EKS run's nodes are Karpenter's: qualify's estimate stands for it
-    let cost_usd = match platform {
-        RunOn::Emr => rt
+    let cost_usd = match b.capabilities().cost {
+        CostBasis::ClusterNodes => rt
             .block_on(b.describe(cluster_id))
             .ok()
             .zip(step.start_ms.zip(step.end_ms))
             .and_then(|(c, (s, e))| run_cost(ws, &c, e - s)),
-        _ => None,
+        CostBasis::PodShare | CostBasis::Free => None,
     };
     let idle = run_figures(ws, &event_log).idle;
     Ok(StepSource {

@@ -123,7 +123,7 @@ pub fn submit(ws: &Workspace, req: &SubmitRequest) -> Result<Submitted> {
                 keep_cluster: *keep_cluster,
                 ..Default::default()
             };
-            match cluster::create(ws, b.as_ref(), platform, &mut h, &o)? {
+            match cluster::create(ws, b.as_ref(), &mut h, &o)? {
                 Ok(c) => {
                     ws.note(&format!(
                         "cluster {} made for this run ({}{})",

@@ -622,7 +622,7 @@ pub fn tune(ws: &Workspace, req: &TuneRequest) -> Result<TuneEnd> {
                 keep_cluster: *keep_cluster,
                 ..Default::default()
             };
-            match crate::cluster::create(ws, b.as_ref(), platform, &mut h, &o)? {
+            match crate::cluster::create(ws, b.as_ref(), &mut h, &o)? {
                 Ok(c) => (c, true, *keep_cluster),
                 Err(sig) => return Ok(TuneEnd::Interrupted(sig)),
             }
@@ -734,6 +734,9 @@ mod tests {
 
     #[async_trait]
     impl ClusterBackend for Scripted {
+        fn platform(&self) -> RunOn {
+            RunOn::Local
+        }
         fn name(&self) -> &'static str {
             "scripted"
         }

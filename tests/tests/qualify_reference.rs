@@ -17,6 +17,7 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
+use aether_predict::platform::ModelPlatform;
 use aether_predict::qualify::{
     AppQualification, BATCH_LOGS, QualifyOptions, Status, qualify_inputs,
 };
@@ -25,8 +26,10 @@ use aether_predict::qualify::{
 /// cost (else the reference shape).
 fn options(batch_logs: usize, catalog: bool) -> QualifyOptions {
     QualifyOptions {
-        platform: "emr".into(),
-        model: std::sync::Mutex::new(aether_predict::model::Model::builtin("emr").unwrap()),
+        platform: ModelPlatform::Emr,
+        model: std::sync::Mutex::new(
+            aether_predict::model::Model::builtin(ModelPlatform::Emr).unwrap(),
+        ),
         settings: Default::default(),
         explain: 3,
         ingest: Default::default(),

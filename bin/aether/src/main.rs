@@ -386,7 +386,7 @@ enum ModelAction {
         rounds: u32,
         /// Platform whose feature set (and one-hot) the model uses.
         #[arg(long, default_value = "emr")]
-        platform: String,
+        platform: aether_predict::platform::ModelPlatform,
     },
     /// Fit a correction of QualX's speedups on measured pairs (the history's, --pairs CSV
     /// predicted,measured[,id]), held-out error vs QualX's; --save: later qualify runs use it.
@@ -405,7 +405,7 @@ enum ModelAction {
         #[arg(long)]
         model: Option<std::path::PathBuf>,
         #[arg(long, default_value = "emr")]
-        platform: String,
+        platform: aether_predict::platform::ModelPlatform,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -438,7 +438,7 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             rounds,
             platform,
         } => {
-            let t = aether_workflow::model::train(&pairs, &out, rounds, &platform)?;
+            let t = aether_workflow::model::train(&pairs, &out, rounds, platform)?;
             t.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
             println!("{}", t.summary(rounds, &out));
         }
@@ -453,7 +453,7 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             format,
         } => {
             let (ev, warnings) =
-                aether_workflow::model::evaluate(&pairs, model.as_deref(), &platform)?;
+                aether_workflow::model::evaluate(&pairs, model.as_deref(), platform)?;
             warnings.iter().for_each(|w| eprintln!("warning: {w}"));
             let (table, summary) = aether_workflow::model::evaluation_text(&ev, format.into())?;
             println!("{table}");
@@ -487,7 +487,7 @@ struct QualifyArgs {
     cluster_id: Option<String>,
     /// The platform to predict for (default: core.selected_platform of the settings, else emr).
     #[arg(long)]
-    platform: Option<String>,
+    platform: Option<aether_predict::platform::ModelPlatform>,
     /// An XGBoost booster (JSON or UBJSON) with QualX feature names, instead of the built-in
     /// model of the platform.
     #[arg(long)]
@@ -559,7 +559,7 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
     let req = QualifyRequest {
         event_log: a.event_log.clone(),
         step: a.cluster_id.clone().zip(a.platform_job_id.clone()),
-        platform: a.platform.clone(),
+        platform: a.platform,
         model: a.model.clone(),
         settings,
         explain: a.explain.unwrap_or(5),

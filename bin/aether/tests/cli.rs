@@ -800,7 +800,30 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
         ],
     );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("unknown platform"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown platform \"mainframe\"; known: emr, onprem, dataproc"),
+        "{}",
+        stderr(&o)
+    );
+    // a platform QualX knows but aether has no built-in model for: a booster is asked for
+    let o = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--platform",
+            "Databricks_AWS",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "no built-in model for platform databricks-aws (built in: emr, onprem): give a booster"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // a broken pricing file (platform.emr.pricing_file): the file and line are named
     let prices = home.path().join("prices.csv");
     std::fs::write(

@@ -12,7 +12,7 @@ use crate::qualify::AppQualification;
 pub fn record(
     history: &Mutex<History>,
     q: &AppQualification,
-    platform: &str,
+    platform: crate::platform::ModelPlatform,
     model: &str,
 ) -> Result<aether_core::history::Recorded> {
     let run = aether_core::history::CpuRun {

@@ -3,6 +3,7 @@ use std::path::Path;
 
 use crate::error::{PredictError, Result};
 use crate::invalid;
+use crate::platform::ModelPlatform;
 use xgb::{Booster, DMatrix};
 
 /// A loaded booster and the feature names it was trained on.
@@ -62,26 +63,30 @@ impl Model {
 }
 
 /// The QualX boosters shipped with aether (`models/qualx/`), by platform.
-const BUILTIN: &[(&str, &[u8])] = &[
-    ("emr", include_bytes!("../../../models/qualx/emr.json")),
+const BUILTIN: &[(ModelPlatform, &[u8])] = &[
     (
-        "onprem",
+        ModelPlatform::Emr,
+        include_bytes!("../../../models/qualx/emr.json"),
+    ),
+    (
+        ModelPlatform::Onprem,
         include_bytes!("../../../models/qualx/onprem.json"),
     ),
 ];
 
 impl Model {
     /// The platforms with a built-in model.
-    pub fn builtin_platforms() -> Vec<&'static str> {
+    pub fn builtin_platforms() -> Vec<ModelPlatform> {
         BUILTIN.iter().map(|(p, _)| *p).collect()
     }
 
     /// The built-in QualX model of `platform`.
-    pub fn builtin(platform: &str) -> Result<Model> {
+    pub fn builtin(platform: ModelPlatform) -> Result<Model> {
         let Some((_, bytes)) = BUILTIN.iter().find(|(p, _)| *p == platform) else {
+            let have: Vec<_> = BUILTIN.iter().map(|(p, _)| p.as_str()).collect();
             invalid!(
-                "unknown platform {platform:?}; known: {}",
-                Self::builtin_platforms().join(", ")
+                "no built-in model for platform {platform} (built in: {}): give a booster trained for it with --model",
+                have.join(", ")
             );
         };
         let what = format!("built-in model {platform}");

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::Model;
+use crate::platform::ModelPlatform;
 use crate::qualx::{self, AppSpeedup, SqlPrediction};
 use crate::rows::{Row, f, i, rows_by_app, s};
 
@@ -214,8 +215,8 @@ impl SessionFacts {
             })
         };
         let features = {
-            let (ctx, platform) = (ctx.clone(), o.platform.clone());
-            tokio::spawn(async move { qualx::feature_rows(&ctx, &names, &platform).await })
+            let (ctx, platform) = (ctx.clone(), o.platform);
+            tokio::spawn(async move { qualx::feature_rows(&ctx, &names, platform).await })
         };
         Ok(SessionFacts {
             apps: joined(apps).await?,
@@ -283,8 +284,7 @@ fn qualify_app(
     event_log: &str,
     o: &QualifyOptions,
 ) -> Result<AppQualification> {
-    let (model, platform, settings, explain) =
-        (&o.model, o.platform.as_str(), &o.settings, o.explain);
+    let (model, platform, settings, explain) = (&o.model, o.platform, &o.settings, o.explain);
     let Some(app) = SessionFacts::first(&facts.apps, key) else {
         return Ok(not_qualified(
             event_log,
@@ -433,17 +433,19 @@ fn gpu_plugin<'a>(prop: impl Fn(&str) -> Option<&'a str>) -> bool {
 }
 
 /// Why the app cannot run on `platform` as it ran (Databricks Photon elsewhere), if so.
-fn missing_runtime<'a>(prop: impl Fn(&str) -> Option<&'a str>, platform: &str) -> Option<String> {
+fn missing_runtime<'a>(
+    prop: impl Fn(&str) -> Option<&'a str>,
+    platform: ModelPlatform,
+) -> Option<String> {
     (prop("spark.databricks.clusterUsageTags.runtimeEngine")
         .is_some_and(|v| v.eq_ignore_ascii_case("PHOTON"))
-        && !platform.starts_with("databricks"))
+        && !platform.has_photon())
     .then(|| format!("a Databricks Photon app: platform '{platform}' has no Photon"))
 }
 
 /// Ends a log's reading once its Spark properties settle its verdict (a GPU run, a runtime
 /// the platform lacks): the rest of the log cannot change it, and is not read.
-pub fn stop_rule(platform: &str) -> aether_ingest::StopRule {
-    let platform = platform.to_string();
+pub fn stop_rule(platform: ModelPlatform) -> aether_ingest::StopRule {
     aether_ingest::StopRule(std::sync::Arc::new(move |props: &[(String, String)]| {
         // the last value of a key counts, as in the properties table
         let prop = |k: &str| {
@@ -456,7 +458,7 @@ pub fn stop_rule(platform: &str) -> aether_ingest::StopRule {
         if gpu_plugin(prop) {
             Some(GPU_RUN.to_string())
         } else {
-            missing_runtime(prop, &platform)
+            missing_runtime(prop, platform)
         }
     }))
 }
@@ -546,7 +548,7 @@ fn human_bytes(b: f64) -> String {
 
 /// How to qualify many logs.
 pub struct QualifyOptions {
-    pub platform: String,
+    pub platform: ModelPlatform,
     pub model: std::sync::Mutex<Model>,
     pub settings: AnalysisSettings,
     /// How many top reasons (SHAP) to keep per app.
@@ -722,7 +724,7 @@ pub fn qualify_logs(
     // a warehouse keeps every log's tables whole; else a log is read only as far as it matters
     let mut ingest = o.ingest.clone();
     if !o.derive {
-        ingest.stop = Some(stop_rule(&o.platform));
+        ingest.stop = Some(stop_rule(o.platform));
     }
     let each = |log: &aether_ingest::LogSource, out: aether_ingest::LogOutcome| {
         let bytes = out.bytes;
@@ -1010,8 +1012,8 @@ mod tests {
 
     fn options() -> QualifyOptions {
         QualifyOptions {
-            platform: "emr".into(),
-            model: std::sync::Mutex::new(Model::builtin("emr").unwrap()),
+            platform: ModelPlatform::Emr,
+            model: std::sync::Mutex::new(Model::builtin(ModelPlatform::Emr).unwrap()),
             settings: Default::default(),
             explain: 3,
             ingest: Default::default(),
@@ -1035,7 +1037,7 @@ mod tests {
         };
         let plugin = ("spark.plugins", "com.nvidia.spark.SQLPlugin");
         let photon = ("spark.databricks.clusterUsageTags.runtimeEngine", "PHOTON");
-        let emr = stop_rule("emr");
+        let emr = stop_rule(ModelPlatform::Emr);
         assert_eq!((emr.0)(&props(&[plugin])).as_deref(), Some(GPU_RUN));
         assert_eq!(
             (emr.0)(&props(&[plugin, ("spark.rapids.sql.enabled", "false")])),
@@ -1052,7 +1054,10 @@ mod tests {
             (emr.0)(&props(&[photon])).as_deref(),
             Some("a Databricks Photon app: platform 'emr' has no Photon")
         );
-        assert_eq!((stop_rule("databricks-aws").0)(&props(&[photon])), None);
+        assert_eq!(
+            (stop_rule(ModelPlatform::DatabricksAws).0)(&props(&[photon])),
+            None
+        );
         assert_eq!((emr.0)(&props(&[("spark.master", "yarn")])), None);
     }
 

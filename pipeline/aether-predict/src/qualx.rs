@@ -10,15 +10,7 @@ use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::prelude::SessionContext;
 
 use crate::model::Model;
-
-/// Platforms QualX has a one-hot feature for (`platform_<name>`).
-pub const PLATFORMS: &[&str] = &[
-    "emr",
-    "onprem",
-    "dataproc",
-    "databricks-aws",
-    "databricks-azure",
-];
+use crate::platform::ModelPlatform;
 
 /// One feature row: a SQL execution (per executor resource profile).
 #[derive(Clone, Debug)]
@@ -45,7 +37,7 @@ pub struct FeatureRow {
 pub async fn feature_rows(
     ctx: &SessionContext,
     names: &[String],
-    platform: &str,
+    platform: ModelPlatform,
 ) -> Result<Vec<FeatureRow>> {
     let (_, batches) = aether_engine::query(
         ctx,
@@ -64,7 +56,7 @@ pub async fn feature_rows(
     let mut missing = Vec::new();
     for f in names {
         if let Some(p) = f.strip_prefix("platform_") {
-            srcs.push(Src::Const(if p == platform { 1.0 } else { 0.0 }));
+            srcs.push(Src::Const(if p == platform.as_str() { 1.0 } else { 0.0 }));
         } else if let Ok(i) = schema.index_of(f) {
             srcs.push(Src::Col(i));
         } else {
@@ -280,7 +272,7 @@ pub fn available_features() -> Result<Vec<String>> {
             .iter()
             .map(|f| f.name().clone())
             .collect();
-        names.extend(PLATFORMS.iter().map(|p| format!("platform_{p}")));
+        names.extend(ModelPlatform::ALL.iter().map(|p| format!("platform_{p}")));
         Ok(names)
     })
 }

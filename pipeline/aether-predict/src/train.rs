@@ -126,7 +126,7 @@ fn one_log_session(
 pub fn training_rows(
     pairs: &[Pair],
     names: &[String],
-    platform: &str,
+    platform: crate::platform::ModelPlatform,
 ) -> Result<(Vec<TrainingRow>, Vec<String>)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

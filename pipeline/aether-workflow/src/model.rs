@@ -4,6 +4,7 @@
 
 use crate::error::{Context, Result};
 use aether_predict::model::Model;
+use aether_predict::platform::ModelPlatform;
 use aether_predict::train;
 use std::path::Path;
 
@@ -49,7 +50,12 @@ pub fn evaluation_text(
 }
 
 /// Train a booster of `rounds` rounds on the pairs of `pairs_csv`, written to `out`.
-pub fn train(pairs_csv: &Path, out: &Path, rounds: u32, platform: &str) -> Result<Trained> {
+pub fn train(
+    pairs_csv: &Path,
+    out: &Path,
+    rounds: u32,
+    platform: ModelPlatform,
+) -> Result<Trained> {
     let names = Model::builtin(platform)?.feature_names().to_vec();
     let pairs = train::read_pairs(pairs_csv)?;
     let (rows, warnings) = train::training_rows(&pairs, &names, platform)?;
@@ -66,7 +72,7 @@ pub fn train(pairs_csv: &Path, out: &Path, rounds: u32, platform: &str) -> Resul
 pub fn evaluate(
     pairs_csv: &Path,
     model: Option<&Path>,
-    platform: &str,
+    platform: ModelPlatform,
 ) -> Result<(train::Evaluation, Vec<String>)> {
     let m = match model {
         Some(p) => Model::load(p),

@@ -17,7 +17,7 @@ pub struct QualifyRequest {
     /// EMR on EKS job run on a virtual cluster.
     pub step: Option<(String, String)>,
     /// The platform to predict for (default `core.selected_platform`).
-    pub platform: Option<String>,
+    pub platform: Option<aether_predict::platform::ModelPlatform>,
     /// A booster instead of the platform's built-in model.
     pub model: Option<PathBuf>,
     /// Thresholds and settings (`--set NAME=VALUE`).
@@ -37,19 +37,12 @@ pub fn options(
     ws: &Workspace,
     req: QualifyRequest,
 ) -> Result<(QualifyOptions, Vec<String>, String)> {
-    let platform = match &req.platform {
-        Some(p) => p.trim().to_ascii_lowercase(),
-        None => ws.selected_platform().as_str().to_string(),
-    };
-    if !aether_predict::qualx::PLATFORMS.contains(&platform.as_str()) {
-        return Err(invalid!(
-            "unknown platform {platform:?}; known: {}",
-            aether_predict::qualx::PLATFORMS.join(", ")
-        ));
-    }
+    let platform = req
+        .platform
+        .unwrap_or_else(|| ws.selected_platform().into());
     let model = match &req.model {
         Some(p) => aether_predict::model::Model::load(p),
-        None => aether_predict::model::Model::builtin(&platform),
+        None => aether_predict::model::Model::builtin(platform),
     }?;
     let names = model.feature_names().to_vec();
     let model_name = req
@@ -64,7 +57,7 @@ pub fn options(
     {
         return Err(invalid!("{}: {e}", path.display()));
     }
-    let catalog = if platform == "emr" {
+    let catalog = if platform.priced_as_emr() {
         let cat = aether_predict::cluster::Catalog::load(&ws.price_terms())?;
         ws.note(&format!("costs at {}", cat.prices.label));
         Some(cat)
@@ -114,7 +107,7 @@ pub fn qualify(
     let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, _done, _total| {
         // each app is recorded as soon as it is judged: a run killed midway keeps what it did
         if q.status == Status::Success {
-            match aether_predict::history::record(&history, q, &opts.platform, &model_name) {
+            match aether_predict::history::record(&history, q, opts.platform, &model_name) {
                 Ok(r) => {
                     q.job_id = Some(r.job_id);
                     q.shape_id = Some(r.qualification_id);

@@ -3,10 +3,9 @@
 
 use crate::workflow::{TargetArgs, WsArgs, id, stopped};
 use aether_platform::StepState;
-use aether_workflow::RunOn;
-use aether_workflow::cluster::{self, CreateOpts};
+use aether_workflow::cluster::{self, CreateOpts, Created};
 use aether_workflow::submit::{self, SubmitRequest, Submitted};
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 
@@ -141,32 +140,6 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
         _ => ws.platform()?,
     };
     match a.action {
-        // EMR on EKS without a virtual cluster: the capacity only (for a platform team to apply)
-        ClusterAction::Create {
-            cluster_shape_id,
-            output,
-            apply,
-            ..
-        } if platform == RunOn::EmrEks
-            && ws
-                .settings
-                .config
-                .platform
-                .emr_eks
-                .virtual_cluster_id
-                .is_none() =>
-        {
-            let shape = cluster_shape_id
-                .ok_or_else(|| anyhow!("--cluster_shape_id is needed to size the capacity"))?;
-            let w = aether_workflow::eks::write_capacity(&ws, shape, output, apply)?;
-            eprint!("{}", aether_platform::karpenter::PREREQUISITES);
-            w.files.iter().for_each(|p| println!("{}", p.display()));
-            w.uploaded.iter().for_each(|u| println!("{u}"));
-            eprintln!(
-                "(no platform.emr_eks.virtual_cluster_id: the capacity is written; runs need the \
-                 virtual cluster they go to)"
-            );
-        }
         ClusterAction::Create {
             cluster_shape_id,
             local_cores,
@@ -176,8 +149,6 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
             output,
             apply,
         } => {
-            let b = ws.backend(platform)?;
-            let mut h = ws.history()?;
             let o = CreateOpts {
                 shape_id: cluster_shape_id,
                 local_cores,
@@ -187,9 +158,18 @@ pub fn cmd_cluster(a: ClusterArgs) -> Result<ExitCode> {
                 output,
                 apply,
             };
-            match cluster::create(&ws, b.as_ref(), &mut h, &o)? {
-                Ok(c) => println!("{}", cluster::info_line(&c)),
-                Err(sig) => return Ok(stopped(sig)),
+            match cluster::create_on(&ws, platform, &o)? {
+                Created::Cluster(c) => println!("{}", cluster::info_line(&c)),
+                Created::Capacity(w) => {
+                    eprint!("{}", aether_platform::karpenter::PREREQUISITES);
+                    w.files.iter().for_each(|p| println!("{}", p.display()));
+                    w.uploaded.iter().for_each(|u| println!("{u}"));
+                    eprintln!(
+                        "(no platform.emr_eks.virtual_cluster_id: the capacity is written; runs need the \
+                         virtual cluster they go to)"
+                    );
+                }
+                Created::Stopped(sig) => return Ok(stopped(sig)),
             }
         }
         ClusterAction::List { all } => {

@@ -106,7 +106,7 @@ enum ReportAction {
 fn history(ws: &Workspace) -> Result<(History, PathBuf)> {
     let mut h = ws.history()?;
     aether_workflow::reconcile::reconcile(ws, &mut h, aether_workflow::reconcile::Scope::All)?;
-    Ok((h, ws.settings.history_db()))
+    Ok((h, ws.history_path()))
 }
 
 fn form_of(path: &Path, default: Form) -> Form {

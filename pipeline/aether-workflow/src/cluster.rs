@@ -4,7 +4,7 @@
 use crate::cancel::Stop;
 use crate::error::{Result, bail, invalid};
 use crate::workspace::Workspace;
-use aether_core::History;
+use aether_core::{History, RunOn};
 use aether_platform::{ClusterBackend, ClusterInfo, ClusterSpec};
 use std::time::Duration;
 
@@ -24,6 +24,37 @@ pub struct CreateOpts {
     /// EMR on EKS: where the capacity manifests go, and whether kubectl applies them.
     pub output: Option<std::path::PathBuf>,
     pub apply: bool,
+}
+
+/// What `cluster create` made.
+pub enum Created {
+    /// A cluster, on record.
+    Cluster(Box<ClusterInfo>),
+    /// A platform whose capacity is Karpenter's with no virtual cluster to run on (EMR on EKS
+    /// without `platform.emr_eks.virtual_cluster_id`): the shape's NodePool and pod templates
+    /// only, for a platform team to apply.
+    Capacity(crate::eks::Written),
+    /// A stop during the create (the cluster the interrupted call made is ended, unless kept).
+    Stopped(Stop),
+}
+
+/// `cluster create` on `platform`: a cluster of the qualified shape ([`create`]), or, where the
+/// platform's capacity comes from Karpenter and no virtual cluster is set, that capacity only.
+pub fn create_on(ws: &Workspace, platform: RunOn, o: &CreateOpts) -> Result<Created> {
+    let can = aether_platform::Capabilities::of(platform);
+    if can.karpenter_capacity && ws.eks_settings().virtual_cluster_id.is_none() {
+        let shape = o
+            .shape_id
+            .ok_or_else(|| invalid!("--cluster_shape_id is needed to size the capacity"))?;
+        let w = crate::eks::write_capacity(ws, shape, o.output.clone(), o.apply)?;
+        return Ok(Created::Capacity(w));
+    }
+    let b = ws.backend(platform)?;
+    let mut h = ws.history()?;
+    Ok(match create(ws, b.as_ref(), &mut h, o)? {
+        Ok(c) => Created::Cluster(Box::new(c)),
+        Err(stop) => Created::Stopped(stop),
+    })
 }
 
 /// Create a cluster of a qualified shape (and the `config_file` over it) on `b`'s platform,

@@ -461,6 +461,7 @@ fn client(endpoint: &str) -> CloudWatch {
         .behavior_version(sdk::config::BehaviorVersion::latest())
         .region(sdk::config::Region::new("us-east-1"))
         .endpoint_url(endpoint)
+        .http_client(aether_platform::https_client())
         .credentials_provider(sdk::config::Credentials::new(
             "testing", "testing", None, None, "tests",
         ))

@@ -111,11 +111,7 @@ pub struct CloudWatch {
 impl CloudWatch {
     /// A client from the SDK's standard configuration, in `region` when given.
     pub async fn from_env(region: Option<String>) -> CloudWatch {
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-        if let Some(r) = region {
-            loader = loader.region(aws_config::Region::new(r));
-        }
-        let conf = loader.load().await;
+        let conf = crate::aws_loader(region).load().await;
         CloudWatch {
             client: Client::new(&conf),
         }

@@ -298,11 +298,7 @@ pub struct EmrBackend {
 impl EmrBackend {
     /// A backend from the SDK's standard configuration, in `region` when given.
     pub async fn from_env(region: Option<String>, settings: EmrSettings) -> EmrBackend {
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-        if let Some(r) = region {
-            loader = loader.region(aws_config::Region::new(r));
-        }
-        let conf = loader.load().await;
+        let conf = crate::aws_loader(region).load().await;
         EmrBackend {
             client: Client::new(&conf),
             s3: aether_ingest::S3Options {

@@ -234,11 +234,7 @@ impl EmrEksBackend {
         settings: EmrEksSettings,
         root: impl Into<PathBuf>,
     ) -> EmrEksBackend {
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-        if let Some(r) = region {
-            loader = loader.region(aws_config::Region::new(r));
-        }
-        let conf = loader.load().await;
+        let conf = crate::aws_loader(region).load().await;
         EmrEksBackend {
             client: Client::new(&conf),
             s3: aether_ingest::S3Options {

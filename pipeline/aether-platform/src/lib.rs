@@ -249,6 +249,28 @@ pub trait ClusterBackend: Send + Sync {
     async fn driver_log(&self, cluster_id: &str, step_id: &str) -> Result<Option<String>>;
 }
 
+/// The AWS SDK's HTTPS client: rustls on ring (the crypto object_store and reqwest already
+/// use), trusting the system's roots. Every SDK client aether makes takes this one.
+pub fn https_client() -> aws_sdk_emr::config::SharedHttpClient {
+    use aws_smithy_http_client::tls;
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(
+            tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https()
+}
+
+/// The AWS SDK's standard configuration (credentials, region, endpoints from the environment
+/// and the profiles), in `region` when given, with [`https_client`].
+pub fn aws_loader(region: Option<String>) -> aws_config::ConfigLoader {
+    let loader =
+        aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(https_client());
+    match region {
+        Some(r) => loader.region(aws_config::Region::new(r)),
+        None => loader,
+    }
+}
+
 /// How [`wait_step`] polls: the first interval, growing by `factor` up to `max`, until
 /// `deadline`.
 #[derive(Clone, Copy, Debug)]

@@ -91,12 +91,10 @@ pub struct Aws {
 impl Aws {
     /// The clients' configuration, in `region` when given (else the environment's).
     pub async fn from_env(region: Option<String>) -> Aws {
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(2));
-        if let Some(r) = region {
-            loader = loader.region(aws_config::Region::new(r));
-        }
-        let conf = loader.load().await;
+        let conf = crate::aws_loader(region)
+            .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(2))
+            .load()
+            .await;
         let s3 = aether_ingest::S3Options {
             region: conf.region().map(|r| r.to_string()),
             endpoint: None,

@@ -1,6 +1,7 @@
 //! What the build must not bring in again (docs/performance.md, "Build time"): a second crypto
 //! library beside ring (aws-lc, whose C build alone takes ~2 minutes of CPU; OpenSSL, a system
-//! library the wheel could not carry), and aws-sdk-ec2 (the EC2 calls are signed by hand).
+//! library the wheel could not carry), and the SDK crates of the calls signed by hand instead
+//! (EC2, IAM, Service Quotas: aether-platform's signed.rs).
 
 fn locked_packages() -> Vec<String> {
     let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");

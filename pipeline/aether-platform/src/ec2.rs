@@ -1,14 +1,9 @@
 //! The EC2 facts `aether doctor` checks a cluster's network against: subnets, VPCs and their DNS
-//! attributes, security groups, key pairs — five read-only calls of EC2's Query API (a form
-//! POST answered in XML), signed with SigV4 (aws-sigv4) with the credentials, region and
-//! endpoint of the SDK's standard configuration (`AWS_ENDPOINT_URL_EC2`, `AWS_ENDPOINT_URL`, a
-//! profile's `endpoint_url`), so they run unchanged against an emulator.
-//!
-//! Not aws-sdk-ec2: that crate alone takes longer to compile than every other AWS crate aether
-//! uses together, for these five calls (see docs/performance.md on build time).
+//! attributes, security groups, key pairs — five read-only calls of EC2's Query API, signed by
+//! hand ([`crate::signed`]: not aws-sdk-ec2).
 
+use crate::signed::{Api, Node};
 use crate::{PlatformError, Result};
-use aws_credential_types::provider::ProvideCredentials;
 
 /// EC2's Query API version.
 const VERSION: &str = "2016-11-15";
@@ -41,123 +36,14 @@ pub struct SecurityGroup {
 
 /// An EC2 client of the SDK's configuration.
 pub struct Ec2 {
-    conf: aws_config::SdkConfig,
-    http: reqwest::Client,
-}
-
-/// An error EC2 answered: its code (`InvalidSubnetID.NotFound`) and message.
-#[derive(Debug)]
-struct Answer {
-    code: String,
-    message: String,
+    api: Api,
 }
 
 impl Ec2 {
     pub fn new(conf: &aws_config::SdkConfig) -> Ec2 {
         Ec2 {
-            conf: conf.clone(),
-            http: reqwest::Client::new(),
+            api: Api::new(conf, "ec2", "AWS_ENDPOINT_URL_EC2", false),
         }
-    }
-
-    fn endpoint(&self, region: &str) -> String {
-        std::env::var("AWS_ENDPOINT_URL_EC2")
-            .ok()
-            .filter(|e| !e.is_empty())
-            .or_else(|| self.conf.endpoint_url().map(String::from))
-            .unwrap_or_else(|| {
-                let suffix = if region.starts_with("cn-") {
-                    "amazonaws.com.cn"
-                } else {
-                    "amazonaws.com"
-                };
-                format!("https://ec2.{region}.{suffix}")
-            })
-    }
-
-    /// One call: its XML answer, or EC2's error (`Err(Ok(answer))`), or a failure to ask.
-    async fn call(
-        &self,
-        action: &str,
-        params: &[(String, String)],
-    ) -> std::result::Result<Node, std::result::Result<Answer, String>> {
-        let region = self
-            .conf
-            .region()
-            .map(|r| r.to_string())
-            .ok_or_else(|| Err("no AWS region".to_string()))?;
-        let creds = self
-            .conf
-            .credentials_provider()
-            .ok_or_else(|| Err("no AWS credentials".to_string()))?
-            .provide_credentials()
-            .await
-            .map_err(|e| Err(format!("credentials: {e}")))?;
-        let url = format!("{}/", self.endpoint(&region).trim_end_matches('/'));
-        let host = url
-            .split("://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or("")
-            .to_string();
-        let mut form = form_urlencoded::Serializer::new(String::new());
-        form.append_pair("Action", action);
-        form.append_pair("Version", VERSION);
-        for (k, v) in params {
-            form.append_pair(k, v);
-        }
-        let body = form.finish();
-        const FORM: &str = "application/x-www-form-urlencoded; charset=utf-8";
-        let identity = creds.into();
-        let signing = aws_sigv4::sign::v4::SigningParams::builder()
-            .identity(&identity)
-            .region(&region)
-            .name("ec2")
-            .time(std::time::SystemTime::now())
-            .settings(aws_sigv4::http_request::SigningSettings::default())
-            .build()
-            .map_err(|e| Err(format!("signing: {e}")))?
-            .into();
-        let signable = aws_sigv4::http_request::SignableRequest::new(
-            "POST",
-            url.as_str(),
-            [("content-type", FORM), ("host", host.as_str())].into_iter(),
-            aws_sigv4::http_request::SignableBody::Bytes(body.as_bytes()),
-        )
-        .map_err(|e| Err(format!("signing: {e}")))?;
-        let (instructions, _) = aws_sigv4::http_request::sign(signable, &signing)
-            .map_err(|e| Err(format!("signing: {e}")))?
-            .into_parts();
-        let mut req = self
-            .http
-            .post(&url)
-            .header("content-type", FORM)
-            .timeout(std::time::Duration::from_secs(30));
-        for (k, v) in instructions.headers() {
-            req = req.header(k, v);
-        }
-        let resp = req
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| Err(format!("{url}: {e}")))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| Err(format!("{url}: {e}")))?;
-        let xml = parse(&text).map_err(|e| Err(format!("{url}: {e}: {text:.200}")))?;
-        if !status.is_success() {
-            let err = xml.find("Error");
-            return Err(Ok(Answer {
-                code: err
-                    .and_then(|e| e.text_of("Code"))
-                    .unwrap_or(status.as_str())
-                    .to_string(),
-                message: err
-                    .and_then(|e| e.text_of("Message"))
-                    .unwrap_or("")
-                    .to_string(),
-            }));
-        }
-        Ok(xml)
     }
 
     /// A call whose "not found" error code means `None`.
@@ -167,7 +53,7 @@ impl Ec2 {
         params: &[(String, String)],
         not_found: &str,
     ) -> Result<Option<Node>> {
-        match self.call(action, params).await {
+        match self.api.query(VERSION, action, params).await {
             Ok(x) => Ok(Some(x)),
             Err(Ok(a)) if a.code == not_found => Ok(None),
             Err(Ok(a)) => Err(PlatformError::Other(format!(
@@ -269,108 +155,10 @@ impl Ec2 {
     }
 }
 
-/// An XML element: its local name, text and children.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Node {
-    name: String,
-    text: String,
-    children: Vec<Node>,
-}
-
-impl Node {
-    fn child(&self, name: &str) -> Option<&Node> {
-        self.children.iter().find(|c| c.name == name)
-    }
-
-    fn text_of(&self, name: &str) -> Option<&str> {
-        self.child(name).map(|c| c.text.as_str())
-    }
-
-    /// The first element named `name`, depth first (itself included).
-    fn find(&self, name: &str) -> Option<&Node> {
-        if self.name == name {
-            return Some(self);
-        }
-        self.children.iter().find_map(|c| c.find(name))
-    }
-
-    /// The `<item>`s of the list element `set`.
-    fn items<'a>(&'a self, set: &str) -> impl Iterator<Item = &'a Node> + 'a {
-        self.find(set)
-            .into_iter()
-            .flat_map(|s| s.children.iter().filter(|c| c.name == "item"))
-    }
-}
-
-/// An XML document as a tree of [`Node`]s (namespaces dropped, entities resolved).
-fn parse(xml: &str) -> std::result::Result<Node, String> {
-    use quick_xml::events::Event;
-    let mut reader = quick_xml::Reader::from_str(xml);
-    let mut stack = vec![Node::default()];
-    let name_of = |e: &quick_xml::events::BytesStart| {
-        String::from_utf8_lossy(e.local_name().as_ref()).into_owned()
-    };
-    loop {
-        match reader.read_event().map_err(|e| format!("not XML: {e}"))? {
-            Event::Start(e) => stack.push(Node {
-                name: name_of(&e),
-                ..Default::default()
-            }),
-            Event::Empty(e) => {
-                let n = Node {
-                    name: name_of(&e),
-                    ..Default::default()
-                };
-                if let Some(top) = stack.last_mut() {
-                    top.children.push(n);
-                }
-            }
-            Event::End(_) => {
-                let mut n = stack.pop().ok_or("an end tag without a start")?;
-                // the text around the children (indentation) and around entities, trimmed once
-                n.text = n.text.trim().to_string();
-                match stack.last_mut() {
-                    Some(top) => top.children.push(n),
-                    None => return Err("an end tag without a start".into()),
-                }
-            }
-            Event::Text(t) => {
-                let t = t.decode().map_err(|e| e.to_string())?;
-                if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&t);
-                }
-            }
-            Event::CData(t) => {
-                if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&String::from_utf8_lossy(&t));
-                }
-            }
-            Event::GeneralRef(r) => {
-                let name = r.decode().map_err(|e| e.to_string())?;
-                let t = quick_xml::escape::unescape(&format!("&{name};"))
-                    .map_err(|e| e.to_string())?
-                    .into_owned();
-                if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&t);
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    match (stack.pop(), stack.is_empty()) {
-        (Some(root), true) => root
-            .children
-            .into_iter()
-            .next()
-            .ok_or_else(|| "an empty document".to_string()),
-        _ => Err("an element is not closed".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::signed::parse;
 
     #[test]
     fn ec2_answers_as_trees() {

@@ -30,6 +30,7 @@ pub mod local;
 pub mod preflight;
 pub mod rapids;
 pub mod sandbox;
+mod signed;
 
 pub use capabilities::{Capabilities, CostBasis};
 pub use jobdef::{JobDefinition, JobDefinitionError};

@@ -122,41 +122,29 @@ impl Aws {
 
     /// IAM GetRole; `None` when there is no such role.
     pub async fn role(&self, name: &str) -> Result<Option<Role>> {
-        match aws_sdk_iam::Client::new(&self.conf)
-            .get_role()
-            .role_name(name)
-            .send()
-            .await
-        {
-            Ok(out) => Ok(out.role().map(role_of)),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_no_such_entity_exception()) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(sdk_error("IAM", "GetRole", e)),
-        }
+        let params = [("RoleName".to_string(), name.to_string())];
+        let answer = self.iam("GetRole", &params).await?;
+        Ok(answer.and_then(|x| x.find("Role").map(role_of)))
     }
 
     /// IAM GetInstanceProfile: the roles in it; `None` when there is no such profile.
     pub async fn instance_profile(&self, name: &str) -> Result<Option<Vec<Role>>> {
-        match aws_sdk_iam::Client::new(&self.conf)
-            .get_instance_profile()
-            .instance_profile_name(name)
-            .send()
-            .await
-        {
-            Ok(out) => Ok(out
-                .instance_profile()
-                .map(|p| p.roles().iter().map(role_of).collect())),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_no_such_entity_exception()) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(sdk_error("IAM", "GetInstanceProfile", e)),
+        let params = [("InstanceProfileName".to_string(), name.to_string())];
+        let answer = self.iam("GetInstanceProfile", &params).await?;
+        Ok(answer.map(|x| x.items("Roles").map(role_of).collect()))
+    }
+
+    /// An IAM call (global, signed by hand: [`crate::signed`]); `None` on `NoSuchEntity`.
+    async fn iam(
+        &self,
+        action: &str,
+        params: &[(String, String)],
+    ) -> Result<Option<crate::signed::Node>> {
+        let api = crate::signed::Api::new(&self.conf, "iam", "AWS_ENDPOINT_URL_IAM", true);
+        match api.query("2010-05-08", action, params).await {
+            Ok(x) => Ok(Some(x)),
+            Err(Ok(a)) if a.code == "NoSuchEntity" => Ok(None),
+            Err(e) => Err(signed_error("IAM", action, e)),
         }
     }
 
@@ -244,41 +232,40 @@ impl Aws {
 
     /// An EC2 quota (`quota_code`): the account's applied value, else the AWS default.
     pub async fn ec2_quota(&self, quota_code: &str) -> Result<Quota> {
-        let client = aws_sdk_servicequotas::Client::new(&self.conf);
-        let applied = client
-            .get_service_quota()
-            .service_code("ec2")
-            .quota_code(quota_code)
-            .send()
-            .await;
-        let (quota, applied) = match applied {
-            Ok(out) => (out.quota, true),
+        let api = crate::signed::Api::new(
+            &self.conf,
+            "servicequotas",
+            "AWS_ENDPOINT_URL_SERVICE_QUOTAS",
+            false,
+        );
+        let ask = serde_json::json!({ "ServiceCode": "ec2", "QuotaCode": quota_code });
+        const TARGET: &str = "ServiceQuotasV20190624";
+        let (answer, applied) = match api.json(&format!("{TARGET}.GetServiceQuota"), &ask).await {
+            Ok(v) => (v, true),
             Err(first) => {
-                let first = sdk_error("Service Quotas", "GetServiceQuota", first);
-                // best effort: not retried
-                let default = client
-                    .get_aws_default_service_quota()
-                    .service_code("ec2")
-                    .quota_code(quota_code)
-                    .customize()
-                    .config_override(
-                        aws_sdk_servicequotas::config::Builder::default()
-                            .retry_config(aws_config::retry::RetryConfig::disabled()),
-                    )
-                    .send()
+                let first = signed_error("Service Quotas", "GetServiceQuota", first);
+                let default = api
+                    .json(&format!("{TARGET}.GetAWSDefaultServiceQuota"), &ask)
                     .await
                     .map_err(|_| first)?;
-                (default.quota, false)
+                (default, false)
             }
         };
-        let q = quota.ok_or_else(|| {
-            PlatformError::Other(format!(
-                "Service Quotas: no quota {quota_code} in the answer"
-            ))
-        })?;
+        let q = answer
+            .get("Quota")
+            .filter(|q| q.is_object())
+            .ok_or_else(|| {
+                PlatformError::Other(format!(
+                    "Service Quotas: no quota {quota_code} in the answer"
+                ))
+            })?;
         Ok(Quota {
-            name: q.quota_name().unwrap_or(quota_code).to_string(),
-            vcpus: q.value().ok_or_else(|| {
+            name: q
+                .get("QuotaName")
+                .and_then(|n| n.as_str())
+                .unwrap_or(quota_code)
+                .to_string(),
+            vcpus: q.get("Value").and_then(|v| v.as_f64()).ok_or_else(|| {
                 PlatformError::Other(format!("Service Quotas: quota {quota_code} has no value"))
             })?,
             applied,
@@ -286,14 +273,24 @@ impl Aws {
     }
 }
 
-fn role_of(r: &aws_sdk_iam::types::Role) -> Role {
+/// A hand-signed call's failure as the SDK's are said: `<service> <call>: <code>: <message>`.
+fn signed_error(
+    service: &str,
+    call: &str,
+    e: std::result::Result<crate::signed::Answer, String>,
+) -> PlatformError {
+    PlatformError::Other(match e {
+        Ok(a) => format!("{service} {call}: {}: {}", a.code, a.message),
+        Err(why) => format!("{service} {call}: {why}"),
+    })
+}
+
+fn role_of(r: &crate::signed::Node) -> Role {
+    let text = |k: &str| r.text_of(k).unwrap_or_default().to_string();
     Role {
-        name: r.role_name().to_string(),
-        arn: r.arn().to_string(),
-        trust_policy: r
-            .assume_role_policy_document()
-            .unwrap_or_default()
-            .to_string(),
+        name: text("RoleName"),
+        arn: text("Arn"),
+        trust_policy: text("AssumeRolePolicyDocument"),
     }
 }
 

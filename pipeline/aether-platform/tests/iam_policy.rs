@@ -57,8 +57,7 @@ fn the_documented_policy_allows_every_call_aether_makes() {
         "run_job_flow",
         "start_job_run",
         "put_metric_data",
-        "get_role",
-        "get_service_quota",
+        "get_caller_identity",
     ] {
         assert!(
             calls.iter().any(|(c, _)| c == op),
@@ -69,18 +68,38 @@ fn the_documented_policy_allows_every_call_aether_makes() {
         .iter()
         .filter(|(op, _)| !allowed.contains(&op.replace('_', "")))
         .collect();
-    // the EC2 Query calls signed by hand (ec2.rs): `lookup("DescribeSubnets", …)`
-    let ec2 = std::fs::read_to_string(src.join("ec2.rs")).unwrap();
-    let query = regex::Regex::new(r#"\.lookup\(\s*"([A-Za-z]+)""#).unwrap();
-    let ec2_calls: Vec<String> = query
-        .captures_iter(&ec2)
-        .map(|c| format!("ec2:{}", &c[1]))
-        .collect();
+    // the calls signed by hand (signed.rs): EC2's `lookup("DescribeSubnets", …)` in ec2.rs,
+    // IAM's `self.iam("GetRole", …)` and Service Quotas' `"{TARGET}.GetServiceQuota"` in
+    // preflight.rs
+    let hand = |file: &str, pattern: &str, service: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        regex::Regex::new(pattern)
+            .unwrap()
+            .captures_iter(&text)
+            .map(|c| format!("{service}:{}", &c[1]))
+            .collect()
+    };
+    let ec2_calls = hand("ec2.rs", r#"\.lookup\(\s*"([A-Za-z]+)""#, "ec2");
     assert!(ec2_calls.len() >= 5, "{ec2_calls:?}");
-    let ec2_missing: Vec<&String> = ec2_calls.iter().filter(|a| !actions.contains(*a)).collect();
+    let iam_calls = hand("preflight.rs", r#"self\.iam\(\s*"([A-Za-z]+)""#, "iam");
+    assert_eq!(iam_calls, ["iam:GetRole", "iam:GetInstanceProfile"]);
+    let quota_calls = hand(
+        "preflight.rs",
+        r#"\{TARGET\}\.([A-Za-z]+)""#,
+        "servicequotas",
+    );
+    assert_eq!(
+        quota_calls,
+        [
+            "servicequotas:GetServiceQuota",
+            "servicequotas:GetAWSDefaultServiceQuota"
+        ]
+    );
+    let signed = [ec2_calls, iam_calls, quota_calls].concat();
+    let signed_missing: Vec<&String> = signed.iter().filter(|a| !actions.contains(*a)).collect();
     assert!(
-        ec2_missing.is_empty(),
-        "EC2 calls without an action in docs/aws-setup.md's policy: {ec2_missing:?}"
+        signed_missing.is_empty(),
+        "calls signed by hand without an action in docs/aws-setup.md's policy: {signed_missing:?}"
     );
     missing.sort();
     assert!(

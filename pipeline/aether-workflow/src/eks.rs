@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::error::{Context, Result, bail, invalid};
 use crate::workspace::Workspace;
+use aether_core::RunOn;
 use aether_platform::karpenter::{self, Capacity};
 
 /// What `write_capacity` wrote: the manifest files, the pod templates put in S3, and the
@@ -41,7 +42,7 @@ pub fn write_capacity(
              groups by its karpenter.sh/discovery tag (aether config set platform.emr_eks.eks_cluster_name NAME)"
         )
     })?;
-    let region = ws.eks_region().unwrap_or_else(|| "us-east-1".into());
+    let region = ws.region_of(RunOn::EmrEks);
     let c = Capacity {
         shape_id,
         instance: instance.to_string(),

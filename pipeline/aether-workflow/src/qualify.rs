@@ -5,6 +5,7 @@
 
 use crate::error::{Context, Result, invalid};
 use crate::workspace::Workspace;
+use aether_core::RunOn;
 use aether_predict::qualify::{AppQualification, QualifyOptions, Status};
 use std::path::PathBuf;
 
@@ -71,7 +72,7 @@ pub fn options(
         explain: req.explain,
         ingest: req.ingest,
         catalog,
-        region: ws.emr_region().unwrap_or_else(|| "us-east-1".into()),
+        region: ws.region_of(RunOn::Emr),
         gpu_families: ws.gpu_families(),
         batch_logs: if req.batch_logs == 0 {
             aether_predict::qualify::BATCH_LOGS

@@ -44,8 +44,7 @@ pub(crate) fn run_cost(ws: &Workspace, c: &ClusterInfo, duration_ms: i64) -> Opt
         return None;
     }
     let book = aether_predict::prices::PriceBook::load(&ws.price_terms()).ok()?;
-    let region = ws.emr_region();
-    let region = region.as_deref().unwrap_or("us-east-1");
+    let region = &ws.region_of(RunOn::Emr);
     let mut per_hour = 0.0;
     for g in &c.groups {
         let market = if g.market.eq_ignore_ascii_case("SPOT") {
@@ -127,8 +126,7 @@ pub fn eks_run_cost(
 ) -> Option<aether_platform::emr_eks::EksCost> {
     use aether_core::config::Market;
     let book = aether_predict::prices::PriceBook::load(&ws.eks_price_terms()).ok()?;
-    let region = ws.eks_region();
-    let region = region.as_deref().unwrap_or("us-east-1");
+    let region = &ws.region_of(RunOn::EmrEks);
     let group = |role: &str| c.groups.iter().find(|g| g.role == role);
     // no EMR-on-EC2 fee on EKS: EC2 prices (on-demand less your discount; spot from the file)
     let exec_type = &group("EXECUTOR")?.instance_type;

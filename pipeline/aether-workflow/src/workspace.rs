@@ -288,6 +288,17 @@ impl Workspace {
         p.emr_eks.region.clone().or(p.emr.region.clone())
     }
 
+    /// The region of `platform`'s clusters where aether names one itself (prices, Karpenter
+    /// manifests) instead of asking the SDK's chain: the setting ([`Self::eks_region`] for EMR on
+    /// EKS, else [`Self::emr_region`]), else us-east-1.
+    pub fn region_of(&self, platform: RunOn) -> String {
+        let set = match platform {
+            RunOn::EmrEks => self.eks_region(),
+            RunOn::Emr | RunOn::Local => self.emr_region(),
+        };
+        set.unwrap_or_else(|| "us-east-1".into())
+    }
+
     /// The EMR on EKS settings (virtual cluster, roles, the GPU node pool for Karpenter).
     pub fn eks_settings(&self) -> &aether_core::config::EmrEks {
         &self.settings.config.platform.emr_eks
@@ -450,6 +461,8 @@ mod tests {
         );
         assert_eq!(ws.eks_region().as_deref(), Some("eu-west-1"));
         assert_eq!(ws.emr_region(), None);
+        assert_eq!(ws.region_of(RunOn::EmrEks), "eu-west-1");
+        assert_eq!(ws.region_of(RunOn::Emr), "us-east-1");
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub enum Probe {
 pub struct Aws {
     conf: aws_config::SdkConfig,
     s3: aether_ingest::S3Options,
+    /// IAM and Service Quotas, signed by hand ([`crate::signed`]): one HTTP client each.
+    iam: crate::signed::Api,
+    quotas: crate::signed::Api,
 }
 
 impl Aws {
@@ -99,7 +102,19 @@ impl Aws {
             region: conf.region().map(|r| r.to_string()),
             endpoint: None,
         };
-        Aws { conf, s3 }
+        let iam = crate::signed::Api::new(&conf, "iam", "AWS_ENDPOINT_URL_IAM", true);
+        let quotas = crate::signed::Api::new(
+            &conf,
+            "servicequotas",
+            "AWS_ENDPOINT_URL_SERVICE_QUOTAS",
+            false,
+        );
+        Aws {
+            conf,
+            s3,
+            iam,
+            quotas,
+        }
     }
 
     /// The region the calls go to (none: nothing said where).
@@ -140,8 +155,7 @@ impl Aws {
         action: &str,
         params: &[(String, String)],
     ) -> Result<Option<crate::signed::Node>> {
-        let api = crate::signed::Api::new(&self.conf, "iam", "AWS_ENDPOINT_URL_IAM", true);
-        match api.query("2010-05-08", action, params).await {
+        match self.iam.query("2010-05-08", action, params).await {
             Ok(x) => Ok(Some(x)),
             Err(Ok(a)) if a.code == "NoSuchEntity" => Ok(None),
             Err(e) => Err(signed_error("IAM", action, e)),
@@ -232,12 +246,7 @@ impl Aws {
 
     /// An EC2 quota (`quota_code`): the account's applied value, else the AWS default.
     pub async fn ec2_quota(&self, quota_code: &str) -> Result<Quota> {
-        let api = crate::signed::Api::new(
-            &self.conf,
-            "servicequotas",
-            "AWS_ENDPOINT_URL_SERVICE_QUOTAS",
-            false,
-        );
+        let api = &self.quotas;
         let ask = serde_json::json!({ "ServiceCode": "ec2", "QuotaCode": quota_code });
         const TARGET: &str = "ServiceQuotasV20190624";
         let (answer, applied) = match api.json(&format!("{TARGET}.GetServiceQuota"), &ask).await {

@@ -788,41 +788,24 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("gpu_magic"), "{}", stderr(&o));
+    // a refused --platform: exit 2, the reason on stderr
+    let refused = |platform: &str, why: &str| {
+        let o = aether_home(
+            home.path(),
+            &["qualify", "--event_log", &sample(), "--platform", platform],
+        );
+        assert_eq!(o.status.code(), Some(2), "{platform}");
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    };
     // unknown platform
-    let o = aether_home(
-        home.path(),
-        &[
-            "qualify",
-            "--event_log",
-            &sample(),
-            "--platform",
-            "mainframe",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("unknown platform \"mainframe\"; known: emr, onprem, dataproc"),
-        "{}",
-        stderr(&o)
+    refused(
+        "mainframe",
+        "unknown platform \"mainframe\"; known: emr, onprem, dataproc",
     );
     // a platform QualX knows but aether has no built-in model for: a booster is asked for
-    let o = aether_home(
-        home.path(),
-        &[
-            "qualify",
-            "--event_log",
-            &sample(),
-            "--platform",
-            "Databricks_AWS",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(
-            "no built-in model for platform databricks-aws (built in: emr, onprem): give a booster"
-        ),
-        "{}",
-        stderr(&o)
+    refused(
+        "Databricks_AWS",
+        "no built-in model for platform databricks-aws (built in: emr, onprem): give a booster",
     );
     // a broken pricing file (platform.emr.pricing_file): the file and line are named
     let prices = home.path().join("prices.csv");

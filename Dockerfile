@@ -1,7 +1,12 @@
 # aether's container image. `scripts/image` builds it, tagged aether:VERSION (the workspace
 # version in Cargo.toml: the default --image of `aether fleet manifests`) and aether:latest:
 #
-#   scripts/image
+#   scripts/image                       with docker or podman
+#   scripts/image --oci DIR --run       without an engine: this file's runtime stage carried out
+#                                       by mmdebstrap, chroot and umoci into an OCI layout, then run
+#                                       with runc (scripts/check does it; keep the runtime stage to
+#                                       FROM debian, RUN, COPY --from=build /opt/aether, ENV, USER,
+#                                       WORKDIR and CMD in the exec form, which it reads)
 #   docker run --rm -e AWS_REGION -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY -e AWS_SESSION_TOKEN \
 #     aether:0.1.0 aether qualify --event_log s3://my-bucket/spark-logs/
 #

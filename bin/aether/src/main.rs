@@ -12,6 +12,7 @@ mod profile;
 mod progress;
 mod report;
 mod run;
+mod select;
 mod tune;
 mod validate;
 mod workflow;
@@ -188,6 +189,8 @@ struct Common {
     /// more than a moment).
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    select: select::SelectArgs,
 }
 
 impl Common {
@@ -199,6 +202,7 @@ impl Common {
                 endpoint: self.s3_endpoint.clone(),
             },
             shard: self.shard,
+            select: self.select.selection(),
             ..Default::default()
         }
     }
@@ -287,6 +291,10 @@ struct IngestArgs {
     /// Exit with status 2 if any log could not be read cleanly.
     #[arg(long)]
     strict: bool,
+    /// List the logs and apps the selection picks (and those it leaves out, with why), with
+    /// sizes, codecs and first events; read nothing else, write nothing.
+    #[arg(long = "dry_run", alias = "dry-run")]
+    dry_run: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -522,6 +530,14 @@ struct QualifyArgs {
     /// With --warehouse: read again the logs the warehouse already holds.
     #[arg(long, requires = "warehouse")]
     force: bool,
+    /// List the logs and apps the selection picks (and those it leaves out, with why), with
+    /// sizes, codecs and first events; qualify nothing, write nothing.
+    #[arg(
+        long = "dry_run",
+        alias = "dry-run",
+        conflicts_with = "platform_job_id"
+    )]
+    dry_run: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -547,6 +563,9 @@ pub(crate) fn settings_from(
 fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
     use aether_predict::qualify::Status;
     use aether_workflow::qualify::QualifyRequest;
+    if a.dry_run {
+        return select::dry_run(&a.event_log, &a.common.ingest_options(), a.format);
+    }
     let settings = match settings_from(&a.set) {
         Ok(s) => s,
         Err(code) => return Ok(code),
@@ -888,6 +907,9 @@ fn cmd_config(a: ConfigArgs) -> Result<ExitCode> {
 }
 
 fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
+    if a.dry_run {
+        return select::dry_run(&a.inputs, &a.common.ingest_options(), Format::Table);
+    }
     let (opts, shown) = a.common.ingest_options_shown("ingesting");
     let t0 = std::time::Instant::now();
     let rep = aether_engine::ingest_to_warehouse(&a.inputs, &a.out, &opts, a.force);
@@ -902,6 +924,9 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
     let problems = aether_engine::load::problem_lines(&rep.source_errors, &rep.written);
     for p in &problems {
         eprintln!("warning: {p}");
+    }
+    for s in &rep.not_selected {
+        eprintln!("SKIPPED: {}: {}", s.log, s.reason);
     }
     let read_ok = rep.written.iter().filter(|r| r.app_id.is_some()).count();
     let secs = t0.elapsed().as_secs_f64();

@@ -51,6 +51,8 @@ pub struct ProfileArgs {
     wide: bool,
     #[command(flatten)]
     ws: ConfigArg,
+    #[command(flatten)]
+    select: crate::select::SelectArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
@@ -66,14 +68,21 @@ pub fn cmd_profile(a: ProfileArgs) -> Result<ExitCode> {
     let ws = a.ws.open()?;
     let step = a.cluster_id.as_deref().zip(a.platform_job_id.as_deref());
     let target = a.target_cluster_info.as_deref();
-    let p =
-        match aether_workflow::profile::profile(&ws, &a.event_log, step, a.aether_job_id, target) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("error: {}", aether_workflow::error::describe(&e));
-                return Ok(ExitCode::from(2));
-            }
-        };
+    let select = a.select.selection();
+    let p = match aether_workflow::profile::profile(
+        &ws,
+        &a.event_log,
+        step,
+        a.aether_job_id,
+        target,
+        &select,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {}", aether_workflow::error::describe(&e));
+            return Ok(ExitCode::from(2));
+        }
+    };
     print(&p, a.format, a.wide)?;
     if let Some(dir) = &a.output {
         aether_workflow::profile::write_outputs(&ws, dir, &p)?;

@@ -351,6 +351,70 @@ fn s3_inputs_and_warehouse_through_a_local_moto_server() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), stdout(&local));
 
+    // the selection over S3: a nested folder left out by --no_recursion (the rolling log's
+    // folder still counts), an app name, the objects' LastModified as file times
+    upload(
+        &moto.endpoint,
+        "aether-logs",
+        &[(
+            &s.join("local-1796009848199.snappy"),
+            "fleet/older/local-1796009848199.snappy",
+        )],
+    );
+    let dry = |extra: &[&str]| {
+        let mut args: Vec<&str> = vec![
+            "qualify",
+            "--event_log",
+            "s3://aether-logs/fleet/",
+            "--s3-endpoint",
+            &moto.endpoint,
+            "--dry_run",
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        let o = aether_s3(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let h = r.headers().unwrap().clone();
+        let at = |n: &str| h.iter().position(|c| c == n).unwrap();
+        let (log, sel, time) = (at("Event Log"), at("Selected"), at("File Time (UTC)"));
+        let mut rows: Vec<(String, String, String)> = r
+            .records()
+            .map(|x| {
+                let x = x.unwrap();
+                (x[log].to_string(), x[sel].to_string(), x[time].to_string())
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let all = dry(&[]);
+    assert_eq!(all.len(), 4, "{all:?}");
+    assert!(all.iter().all(|(_, _, t)| t.starts_with("20")), "{all:?}");
+    let picked: Vec<(String, String)> = dry(&["--no_recursion", "--application_name", "tpch_q3"])
+        .into_iter()
+        .map(|(l, s, _)| (l, s))
+        .collect();
+    assert_eq!(
+        picked,
+        [
+            (
+                "s3://aether-logs/fleet/eventlog_v2_local-1796009941265".into(),
+                "no".into()
+            ),
+            (
+                "s3://aether-logs/fleet/local-1796009671201".into(),
+                "yes".into()
+            ),
+            (
+                "s3://aether-logs/fleet/local-1796009829641.lz4".into(),
+                "yes".into()
+            ),
+        ]
+    );
+
     // a missing bucket is a named problem, not a crash
     let o = aether_s3(&[
         "sql",
@@ -839,6 +903,178 @@ fn qualify_the_sample_writes_reports_and_refuses_bad_models() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("1 x g6.4xlarge"), "{}", stdout(&o));
+}
+
+/// Logs of other engines are named in the status, not scored as plain Spark: a Gluten (Velox)
+/// log and a Databricks Photon log, each the sample's tpch_q3 log with the properties those
+/// engines set at launch; and the dry run names their engines.
+#[test]
+fn gluten_and_photon_logs_are_named() {
+    let home = tempfile::tempdir().unwrap();
+    let logs = home.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let q3 = std::fs::read_to_string(repo().join("datasets/sample/local-1796009671201")).unwrap();
+    let with = |props: &str| {
+        q3.replacen(
+            "\"Spark Properties\":{",
+            &format!("\"Spark Properties\":{{{props},"),
+            1,
+        )
+    };
+    std::fs::write(
+        logs.join("gluten-app"),
+        with("\"spark.plugins\":\"org.apache.gluten.GlutenPlugin\",\"spark.gluten.sql.columnar.backend.lib\":\"velox\""),
+    )
+    .unwrap();
+    std::fs::write(
+        logs.join("photon-app"),
+        with("\"spark.databricks.clusterUsageTags.runtimeEngine\":\"PHOTON\""),
+    )
+    .unwrap();
+    let o = aether_home(
+        home.path(),
+        &["qualify", "--event_log", logs.to_str().unwrap()],
+    );
+    let err = stderr(&o);
+    let dir = logs.display();
+    assert!(
+        err.contains(&format!(
+            "SKIPPED: {dir}/gluten-app: a Gluten (Velox) app: its SQL ran on Gluten's native \
+             engine, not Spark's CPU operators the qualification judges"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "SKIPPED: {dir}/photon-app: a Databricks Photon app: platform 'emr' has no Photon"
+        )),
+        "{err}"
+    );
+    let dry = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            logs.to_str().unwrap(),
+            "--dry_run",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let engine = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["Event Log"].as_str().unwrap().ends_with(name))
+            .map(|r| r["Engine"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(engine("gluten-app"), "Gluten (Velox)");
+    assert_eq!(engine("photon-app"), "Databricks Photon");
+}
+
+/// The selection flags on `qualify`: the N newest apps qualified and the rest reported as
+/// SKIPPED with the reason (stderr and status.csv); `--dry_run` lists what a negated name picks,
+/// with each log's app and codec, and writes nothing (no history).
+#[test]
+fn qualify_selects_apps_and_dry_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out");
+    let o = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--filter-criteria",
+            "2-newest",
+            "--format",
+            "csv",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut apps: Vec<String> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(4).unwrap().to_string())
+        .collect();
+    apps.sort();
+    assert_eq!(apps, ["sales_report", "tpch_q18__defaults"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "SKIPPED: {}/local-1796009671201: not among the 2 newest by application start \
+             (--filter_criteria 2-newest)",
+            sample()
+        )),
+        "{err}"
+    );
+    let status = std::fs::read_to_string(out.join("status.csv")).unwrap();
+    assert_eq!(status.matches("SKIPPED").count(), 5, "{status}");
+
+    let dry = aether_home(
+        home.path(),
+        &[
+            "qualify",
+            "--event_log",
+            &sample(),
+            "--application_name",
+            "~tpch",
+            "--dry_run",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let text = stdout(&dry);
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .unwrap_or_else(|| panic!("{n}: {h:?}"))
+    };
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 7);
+    let mut picked: Vec<&str> = rows
+        .iter()
+        .filter(|x| &x[col("Selected")] == "yes")
+        .map(|x| &x[col("App Name")])
+        .collect();
+    picked.sort();
+    assert_eq!(
+        picked,
+        ["failing_tasks", "pandas_udf__zstd", "sales_report"]
+    );
+    let lz4 = rows
+        .iter()
+        .find(|x| x[col("Event Log")].ends_with(".lz4"))
+        .unwrap();
+    assert_eq!(&lz4[col("Selected")], "no");
+    assert_eq!(&lz4[col("Codec")], "lz4");
+    assert_eq!(&lz4[col("App Name")], "tpch_q3__lz4");
+    assert_eq!(
+        &lz4[col("Reason")],
+        "app name \"tpch_q3__lz4\" is not selected by --application_name ~tpch"
+    );
+    assert!(
+        stderr(&dry).contains("dry run: 3 log(s) selected"),
+        "{}",
+        stderr(&dry)
+    );
+    // nothing written: a dry run in a new home leaves it empty (no history, no settings)
+    let dry_home = tempfile::tempdir().unwrap();
+    let o = aether_home(
+        dry_home.path(),
+        &["qualify", "--event_log", &sample(), "--dry_run"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(dry_home.path()).unwrap().collect();
+    assert!(left.is_empty(), "a dry run wrote {left:?}");
 }
 
 /// `qualify` at a terminal width (`None`: unknown, as through a pipe).

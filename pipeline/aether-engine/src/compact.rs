@@ -74,19 +74,9 @@ fn with_key(schema: &SchemaRef) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The UTC day of epoch milliseconds, `YYYY-MM-DD` (civil from days, proleptic Gregorian).
+/// The UTC day of epoch milliseconds, `YYYY-MM-DD`.
 pub fn utc_date(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    aether_ingest::utc::date(ms)
 }
 
 /// A part being written: rows appended until it reaches the target size.

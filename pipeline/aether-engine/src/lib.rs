@@ -628,6 +628,8 @@ pub struct WarehouseReport {
     pub skipped: Vec<String>,
     /// Inputs that could not be expanded into logs.
     pub source_errors: Vec<aether_ingest::SourceError>,
+    /// Logs the selection left out, and why.
+    pub not_selected: Vec<aether_ingest::Skipped>,
     /// Uncompressed bytes read.
     pub bytes: u64,
 }
@@ -669,8 +671,11 @@ pub const DERIVED_DIR: &str = "derived";
 /// that could not be listed.
 pub struct Pending {
     pub todo: Vec<LogSource>,
+    /// Logs the warehouse already holds, unchanged.
     pub skipped: Vec<String>,
     pub source_errors: Vec<aether_ingest::SourceError>,
+    /// Logs the selection (`--filter_criteria`, `--application_name`, …) left out, and why.
+    pub left_out: Vec<aether_ingest::Skipped>,
 }
 
 impl Warehouse {
@@ -683,12 +688,14 @@ impl Warehouse {
         force: bool,
         rt: &tokio::runtime::Runtime,
     ) -> Result<Pending> {
-        let (logs, source_errors) = aether_ingest::discover(inputs, opts, rt);
+        let found = aether_ingest::discover(inputs, opts, rt);
+        let (logs, source_errors) = (found.logs, found.errors);
         let markers = rt.block_on(self.markers())?;
         let mut p = Pending {
             todo: Vec::new(),
             skipped: Vec::new(),
             source_errors,
+            left_out: found.skipped,
         };
         for l in logs {
             match markers.get(&l.display) {
@@ -774,10 +781,12 @@ pub fn ingest_to_warehouse(
         todo,
         skipped,
         source_errors,
+        left_out,
     } = wh.pending(inputs, opts, force, &rt)?;
     let mut report = WarehouseReport {
         source_errors,
         skipped,
+        not_selected: left_out,
         ..Default::default()
     };
     let written = std::sync::Mutex::new(Vec::new());

@@ -75,6 +75,11 @@ pub fn load(
         let ing = aether_ingest::ingest(event_log, opts);
         apps_may_repeat |= ing.logs.len() > 1;
         problems = problem_lines(&ing.source_errors, &ing.logs);
+        problems.extend(
+            ing.not_selected
+                .iter()
+                .map(|s| format!("{}: not selected: {}", s.log, s.reason)),
+        );
         if !ing.any_app() {
             return Err(LoadError {
                 problems,

@@ -10,6 +10,7 @@
 
 mod chunks;
 pub mod codec;
+pub mod engine;
 mod event_types;
 pub mod events;
 mod fast;
@@ -18,13 +19,17 @@ mod planhash;
 pub mod read;
 mod scala_order;
 mod scan;
+pub mod select;
 pub mod source;
 pub mod state;
 pub mod tables;
+pub mod utc;
+pub mod zip;
 mod zstd_blocks;
 
 use arrow_array::RecordBatch;
 pub use read::{ErrorRow, LogOutcome};
+pub use select::{Head, Selection, Skipped};
 pub use source::{LogSource, S3Options, SourceError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -38,8 +43,10 @@ pub struct IngestOptions {
     pub threads: usize,
     /// S3 settings for `s3://` inputs.
     pub s3: S3Options,
-    /// Only the logs of this shard (`--shard i/n`).
+    /// Only the logs of this shard (`--shard i/n`), taken after the selection.
     pub shard: Option<Shard>,
+    /// Which logs and apps to read ([`select`]); the default: all.
+    pub select: Selection,
     /// Counters of the reading, for a progress display.
     pub progress: Option<std::sync::Arc<Progress>>,
     /// Ends a log's reading once its verdict is known (see [`StopRule`]); `None`: every log is
@@ -193,6 +200,8 @@ pub struct Ingested {
     pub logs: Vec<LogReport>,
     /// Inputs that could not be expanded into logs (missing paths, …).
     pub source_errors: Vec<SourceError>,
+    /// Logs the selection ([`IngestOptions::select`]) left out, and why.
+    pub not_selected: Vec<Skipped>,
     /// Uncompressed bytes read over all logs.
     pub bytes: u64,
     /// Wall time of the ingest.
@@ -251,17 +260,124 @@ pub fn io_runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime for object-store I/O")
 }
 
-/// Expand inputs (paths, globs, list files, `s3://` URLs) into logs.
-pub fn discover(
+/// What the inputs hold for a run: the logs to read, the logs the selection left out (and why),
+/// the inputs that could not be listed.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The logs to read, in the order they were found.
+    pub logs: Vec<LogSource>,
+    /// The first events of the logs to read, by log (when they were read: app filters, or a
+    /// dry run that asked for them).
+    pub heads: std::collections::HashMap<String, select::Head>,
+    pub skipped: Vec<Skipped>,
+    pub errors: Vec<SourceError>,
+}
+
+/// Expand inputs (paths, globs, list files, `s3://` URLs) into logs, and apply the selection
+/// ([`IngestOptions::select`], then [`IngestOptions::shard`]): the file filters from the listing,
+/// the app filters from each log's first events. `heads`: read the first events of every log
+/// kept (a dry run's listing), not only when app filters need them.
+pub fn find_logs(
     inputs: &[String],
     opts: &IngestOptions,
     rt: &tokio::runtime::Runtime,
-) -> (Vec<LogSource>, Vec<SourceError>) {
-    let (mut logs, errors) = source::discover(inputs, &opts.s3, rt);
+    heads: bool,
+) -> Found {
+    let sel = &opts.select;
+    let (logs, errors) = source::discover(inputs, &opts.s3, !sel.no_recursion, rt);
+    let order: std::collections::HashMap<String, usize> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.display.clone(), i))
+        .collect();
+    let (logs, mut skipped) = sel.files(logs);
+    let mut found_heads = std::collections::HashMap::new();
+    let mut logs = if sel.reads_apps() || heads {
+        let read = read_heads(&logs, opts.threads, rt);
+        let chosen = if sel.reads_apps() {
+            sel.apps(read)
+        } else {
+            select::Selected {
+                kept: read.into_iter().map(|(l, h)| (l, h.ok())).collect(),
+                skipped: Vec::new(),
+            }
+        };
+        skipped.extend(chosen.skipped);
+        chosen
+            .kept
+            .into_iter()
+            .map(|(l, h)| {
+                if let Some(h) = h {
+                    found_heads.insert(l.display.clone(), h);
+                }
+                l
+            })
+            .collect()
+    } else {
+        logs
+    };
+    // the order found, whatever order a criterion picked them in
+    logs.sort_by_key(|l| order.get(&l.display).copied().unwrap_or(usize::MAX));
     if let Some(shard) = opts.shard {
         logs.retain(|l| shard.holds(&l.display));
+        skipped.retain(|s| shard.holds(&s.log));
+        found_heads.retain(|k, _| shard.holds(k));
     }
-    (logs, errors)
+    Found {
+        logs,
+        heads: found_heads,
+        skipped,
+        errors,
+    }
+}
+
+/// [`find_logs`] without reading any log's first events unless the selection needs them.
+pub fn discover(inputs: &[String], opts: &IngestOptions, rt: &tokio::runtime::Runtime) -> Found {
+    find_logs(inputs, opts, rt, false)
+}
+
+/// Each log's first events ([`select::read_head`]), read side by side (`threads`, 0: all cores;
+/// at least 8, as opening a log is mostly waiting), in the logs' order.
+pub fn read_heads(
+    logs: &[LogSource],
+    threads: usize,
+    rt: &tokio::runtime::Runtime,
+) -> Vec<(LogSource, Result<select::Head, String>)> {
+    let workers = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .max(8)
+    .min(logs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: Vec<Mutex<Option<Result<select::Head, String>>>> =
+        logs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(log) = logs.get(i) else { break };
+                    let head = select::read_head(log, rt.handle());
+                    if let Ok(mut slot) = out[i].lock() {
+                        *slot = Some(head);
+                    }
+                }
+            });
+        }
+    });
+    logs.iter()
+        .cloned()
+        .zip(out)
+        .map(|(l, h)| {
+            let h = h
+                .into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err("not read".to_string()));
+            (l, h)
+        })
+        .collect()
 }
 
 /// Rough uncompressed size of a log, to decide whether to parse it in parallel.
@@ -409,7 +525,12 @@ pub fn ingested_batch<'a>(logs: impl IntoIterator<Item = (&'a LogSource, LogOutc
 pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
     let t0 = Instant::now();
     let rt = io_runtime();
-    let (logs, source_errors) = discover(inputs, opts, &rt);
+    let Found {
+        logs,
+        skipped,
+        errors: source_errors,
+        ..
+    } = discover(inputs, opts, &rt);
     let collected: Mutex<Vec<(usize, LogReport, Option<state::AppBatches>)>> =
         Mutex::new(Vec::new());
     let index: std::collections::HashMap<&str, usize> = logs
@@ -427,6 +548,7 @@ pub fn ingest(inputs: &[String], opts: &IngestOptions) -> Ingested {
     let mut collected = collected.into_inner().unwrap_or_default();
     collected.sort_by_key(|(i, _, _)| *i);
     let mut res = assemble(collected.into_iter().map(|(_, r, a)| (r, a)), source_errors);
+    res.not_selected = skipped;
     drop(rt);
     res.elapsed = t0.elapsed();
     res
@@ -491,7 +613,7 @@ mod tests {
     /// Read one log with `opts`.
     fn read_one(path: &str, opts: &IngestOptions) -> LogOutcome {
         let rt = io_runtime();
-        let (logs, errors) = discover(&[path.to_string()], opts, &rt);
+        let Found { logs, errors, .. } = discover(&[path.to_string()], opts, &rt);
         assert!(errors.is_empty() && logs.len() == 1, "{errors:?}");
         let out = Mutex::new(None);
         read_logs(&logs, opts, &rt, |_, o| *out.lock().unwrap() = Some(o));
@@ -670,7 +792,7 @@ mod tests {
             .iter()
             .map(|f| format!("{dir}/{f}"))
             .collect();
-            let (logs, errors) = discover(&inputs, &opts, &rt);
+            let Found { logs, errors, .. } = discover(&inputs, &opts, &rt);
             assert!(errors.is_empty() && logs.len() >= 2, "{errors:?}");
             let read = std::sync::Mutex::new(Vec::new());
             let idle = std::sync::Mutex::new(Vec::new());

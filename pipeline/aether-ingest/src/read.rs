@@ -69,6 +69,7 @@ impl Read for ObjectReader {
 fn open_raw(loc: &Location, rt: &tokio::runtime::Handle) -> io::Result<Box<dyn Read + Send>> {
     match loc {
         Location::Local(p) => Ok(Box::new(std::fs::File::open(p)?)),
+        Location::ZipMember { archive, member } => crate::zip::open(archive, member),
         Location::Object { store, path, .. } => {
             use object_store::ObjectStoreExt;
             let res = rt
@@ -127,6 +128,38 @@ pub(crate) fn open_part(
     rt: &tokio::runtime::Handle,
     progress: Option<&std::sync::Arc<crate::Progress>>,
 ) -> Result<PartReader, String> {
+    let (codec, raw, head) = open_stored(loc, rt, progress)?;
+    if codec == Codec::Zstd
+        && let Some(window) = crate::zstd_blocks::frame_window(&head)
+        && window <= crate::zstd_blocks::MAX_DIRECT_WINDOW
+    {
+        return Ok(PartReader::ZstdBlocks(Box::new(raw), window));
+    }
+    let dec = codec::decoder(codec, raw)
+        .map_err(|e| format!("cannot start {} decoder: {e}", codec.name()))?;
+    Ok(PartReader::Decoded(dec))
+}
+
+/// Open a part as one decoded stream, and its codec (for readers of its first lines).
+pub(crate) fn open_decoded(
+    loc: &Location,
+    rt: &tokio::runtime::Handle,
+) -> Result<(Codec, Box<dyn Read + Send>), String> {
+    let (codec, raw, _) = open_stored(loc, rt, None)?;
+    let dec = codec::decoder(codec, raw)
+        .map_err(|e| format!("cannot start {} decoder: {e}", codec.name()))?;
+    Ok((codec, dec))
+}
+
+/// A part's stored bytes, buffered.
+type Stored = BufReader<Box<dyn Read + Send>>;
+
+/// A part's stored stream, buffered, with its codec and first bytes (peeked, not consumed).
+fn open_stored(
+    loc: &Location,
+    rt: &tokio::runtime::Handle,
+    progress: Option<&std::sync::Arc<crate::Progress>>,
+) -> Result<(Codec, Stored, Vec<u8>), String> {
     let mut raw = open_raw(loc, rt).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => "no such file".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),
@@ -142,15 +175,7 @@ pub(crate) fn open_part(
     // 18 bytes: the longest zstd frame header that tells the window
     let head = peek(&mut raw, 18).map_err(|e| format!("cannot read: {e}"))?;
     let codec = codec::detect(&loc.file_name(), &head)?;
-    if codec == Codec::Zstd
-        && let Some(window) = crate::zstd_blocks::frame_window(&head)
-        && window <= crate::zstd_blocks::MAX_DIRECT_WINDOW
-    {
-        return Ok(PartReader::ZstdBlocks(Box::new(raw), window));
-    }
-    let dec = codec::decoder(codec, raw)
-        .map_err(|e| format!("cannot start {} decoder: {e}", codec.name()))?;
-    Ok(PartReader::Decoded(dec))
+    Ok((codec, raw, head))
 }
 
 /// The first `n` bytes (fewer at end of input) without consuming them.

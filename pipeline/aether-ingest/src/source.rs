@@ -12,6 +12,11 @@ use std::sync::Arc;
 pub enum Location {
     /// A local file.
     Local(PathBuf),
+    /// A file in a local `.zip` archive.
+    ZipMember {
+        archive: PathBuf,
+        member: crate::zip::Member,
+    },
     /// An object in an object store (S3 or compatible).
     Object {
         /// The store (one per bucket).
@@ -28,6 +33,9 @@ impl Location {
     pub fn display(&self) -> String {
         match self {
             Location::Local(p) => p.display().to_string(),
+            Location::ZipMember { archive, member } => {
+                format!("{}!/{}", archive.display(), member.name)
+            }
             Location::Object { base, path, .. } => format!("{base}/{path}"),
         }
     }
@@ -39,6 +47,12 @@ impl Location {
                 .file_name()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
+            Location::ZipMember { member, .. } => member
+                .name
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string(),
             Location::Object { path, .. } => path.filename().unwrap_or_default().to_string(),
         }
     }
@@ -53,6 +67,8 @@ pub struct Part {
     pub size: u64,
     /// Modification time (ms) or ETag, to detect changed logs.
     pub stamp: String,
+    /// Modification time, ms since the epoch (the file's mtime, the object's LastModified).
+    pub modified_ms: Option<i64>,
 }
 
 /// The layout of a log.
@@ -83,6 +99,18 @@ impl LogSource {
     /// Total stored size of the parts.
     pub fn size(&self) -> u64 {
         self.parts.iter().map(|p| p.size).sum()
+    }
+
+    /// The log's file time: the latest of its parts' (a rolling log's newest file).
+    pub fn modified_ms(&self) -> Option<i64> {
+        self.parts.iter().filter_map(|p| p.modified_ms).max()
+    }
+
+    /// The last component of its path: the file's name, or a rolling or Databricks log's
+    /// directory's.
+    pub fn file_name(&self) -> &str {
+        let d = self.display.trim_end_matches('/');
+        d.rsplit('/').next().unwrap_or(d)
     }
 
     /// A stamp covering every part (size and mtime/ETag), to detect changed logs.
@@ -178,16 +206,28 @@ pub fn s3_location(url: &str, opts: &S3Options) -> Result<S3Location, String> {
     })
 }
 
+/// The scheme of a URL this build cannot read (HDFS, Google Cloud Storage, Azure, DBFS), if
+/// `input` is one.
+fn unreadable_scheme(input: &str) -> Option<&str> {
+    let (scheme, _) = input.split_once("://").or_else(|| input.split_once(":/"))?;
+    let known = [
+        "hdfs", "viewfs", "webhdfs", "gs", "abfs", "abfss", "wasb", "wasbs", "adl", "dbfs", "s3n",
+        "oss", "cos",
+    ];
+    known
+        .contains(&scheme.to_ascii_lowercase().as_str())
+        .then_some(scheme)
+}
+
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 
-fn stamp_of(meta: &std::fs::Metadata) -> String {
+fn modified_ms(meta: &std::fs::Metadata) -> Option<i64> {
     meta.modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis().to_string())
-        .unwrap_or_default()
+        .map(|d| d.as_millis() as i64)
 }
 
 /// Whether `name` is a Databricks rolled-over file: `eventlog-YYYY-MM-DD--HH-MM[.gz]`.
@@ -295,13 +335,30 @@ fn dir_layout(dir_name: &str, names: &[&str]) -> Option<Layout> {
 pub fn discover(
     inputs: &[String],
     s3: &S3Options,
+    recursive: bool,
     rt: &tokio::runtime::Runtime,
 ) -> (Vec<LogSource>, Vec<SourceError>) {
     let mut logs = Vec::new();
     let mut errors = Vec::new();
     for input in inputs {
+        // file:///path is the local path
+        let input = &match input.strip_prefix("file://") {
+            Some(rest) => rest.to_string(),
+            None => input.clone(),
+        };
+        if let Some(scheme) = unreadable_scheme(input) {
+            errors.push(SourceError {
+                path: input.clone(),
+                error: format!(
+                    "{scheme}:// cannot be read here: aether reads local paths, file:// and \
+                     s3:// (copy the logs to S3 or a local folder, e.g. hadoop distcp or \
+                     hdfs dfs -get)"
+                ),
+            });
+            continue;
+        }
         if input.starts_with("s3://") || input.starts_with("s3a://") {
-            match rt.block_on(discover_s3(input, s3)) {
+            match rt.block_on(discover_s3(input, s3, recursive)) {
                 Ok(found) if found.is_empty() => errors.push(SourceError {
                     path: input.clone(),
                     error: "no objects under this prefix".into(),
@@ -322,7 +379,7 @@ pub fn discover(
                         match p {
                             Ok(p) => {
                                 any = true;
-                                discover_local(&p, true, &mut logs, &mut errors);
+                                discover_local(&p, true, recursive, &mut logs, &mut errors);
                             }
                             Err(e) => errors.push(SourceError {
                                 path: e.path().display().to_string(),
@@ -344,7 +401,7 @@ pub fn discover(
             }
             continue;
         }
-        discover_local(Path::new(input), true, &mut logs, &mut errors);
+        discover_local(Path::new(input), true, recursive, &mut logs, &mut errors);
     }
     // the same log named twice (e.g. a file and its directory) is read once
     let mut seen = std::collections::HashSet::new();
@@ -353,10 +410,12 @@ pub fn discover(
 }
 
 fn local_part(path: &Path, meta: &std::fs::Metadata) -> Part {
+    let modified_ms = modified_ms(meta);
     Part {
         location: Location::Local(path.to_path_buf()),
         size: meta.len(),
-        stamp: stamp_of(meta),
+        stamp: modified_ms.map(|t| t.to_string()).unwrap_or_default(),
+        modified_ms,
     }
 }
 
@@ -370,9 +429,12 @@ fn path_list(path: &Path) -> Option<String> {
     (!first.starts_with('{')).then_some(text)
 }
 
+/// `explicit`: named by the user (not found in a directory); `recursive`: plain subdirectories
+/// are searched too (a subdirectory that is itself a log, rolling or Databricks, always counts).
 fn discover_local(
     path: &Path,
     explicit: bool,
+    recursive: bool,
     logs: &mut Vec<LogSource>,
     errors: &mut Vec<SourceError>,
 ) {
@@ -415,11 +477,15 @@ fn discover_local(
                 } else {
                     base.join(p)
                 };
-                discover_local(&p, false, logs, errors);
+                discover_local(&p, false, recursive, logs, errors);
             }
             return;
         }
         if !explicit && ignored_file(&name) {
+            return;
+        }
+        if crate::zip::is_zip(&name) {
+            zip_logs(path, &meta, recursive, logs, errors);
             return;
         }
         let in_progress = name.ends_with(".inprogress");
@@ -485,10 +551,11 @@ fn discover_local(
                 }),
             }
         }
+        None if !explicit && !recursive => {}
         None => {
             let before = logs.len();
             for (_, p) in &entries {
-                discover_local(p, false, logs, errors);
+                discover_local(p, false, recursive, logs, errors);
             }
             if explicit && logs.len() == before {
                 errors.push(SourceError {
@@ -500,7 +567,55 @@ fn discover_local(
     }
 }
 
-async fn discover_s3(url: &str, opts: &S3Options) -> Result<Vec<LogSource>, String> {
+/// The logs in a `.zip` archive: its members grouped as a folder's files are (rolling and
+/// Databricks logs in their folders, else one log per file), each shown as `ARCHIVE!/MEMBER`;
+/// their file time is the archive's. `recursive` false: only the members at its top level.
+fn zip_logs(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    recursive: bool,
+    logs: &mut Vec<LogSource>,
+    errors: &mut Vec<SourceError>,
+) {
+    let fail = |errors: &mut Vec<SourceError>, e: String| {
+        errors.push(SourceError {
+            path: path.display().to_string(),
+            error: e,
+        })
+    };
+    let members = match crate::zip::members(path) {
+        Ok(m) => m,
+        Err(e) => return fail(errors, format!("cannot read the zip archive: {e}")),
+    };
+    let modified_ms = modified_ms(meta);
+    let listing: Vec<(String, Part)> = members
+        .into_iter()
+        .map(|m| {
+            let part = Part {
+                size: m.compressed,
+                stamp: format!("{}:{}", m.offset, modified_ms.unwrap_or_default()),
+                modified_ms,
+                location: Location::ZipMember {
+                    archive: path.to_path_buf(),
+                    member: m.clone(),
+                },
+            };
+            (m.name, part)
+        })
+        .collect();
+    let base = format!("{}!", path.display());
+    match listing_logs(&base, listing, (!recursive).then_some("")) {
+        Ok(found) if found.is_empty() => fail(errors, "the zip archive holds no event logs".into()),
+        Ok(found) => logs.extend(found),
+        Err(e) => fail(errors, e),
+    }
+}
+
+async fn discover_s3(
+    url: &str,
+    opts: &S3Options,
+    recursive: bool,
+) -> Result<Vec<LogSource>, String> {
     use futures::TryStreamExt;
     let S3Location {
         store,
@@ -520,6 +635,7 @@ async fn discover_s3(url: &str, opts: &S3Options) -> Result<Vec<LogSource>, Stri
             .e_tag
             .clone()
             .unwrap_or_else(|| m.last_modified.timestamp_millis().to_string()),
+        modified_ms: Some(m.last_modified.timestamp_millis()),
     };
     // an exact object?
     if !prefix.is_empty()
@@ -542,22 +658,48 @@ async fn discover_s3(url: &str, opts: &S3Options) -> Result<Vec<LogSource>, Stri
         .try_collect()
         .await
         .map_err(|e| e.to_string())?;
-    // group by parent "directory"
+    let listing = objects
+        .iter()
+        .map(|m| (m.location.as_ref().to_string(), part(m)))
+        .collect();
+    let top = (!recursive).then(|| prefix.trim_end_matches('/'));
+    listing_logs(&base, listing, top)
+}
+
+/// The logs of a flat listing of keys (an object store's, an archive's members): grouped by
+/// their parent "directory" into rolling and Databricks logs, else one log per file. `top`
+/// (no recursion): only the files directly in that folder, and the log folders directly in it.
+fn listing_logs(
+    base: &str,
+    listing: Vec<(String, Part)>,
+    top: Option<&str>,
+) -> Result<Vec<LogSource>, String> {
     let mut by_dir: std::collections::BTreeMap<String, Vec<(String, Part)>> = Default::default();
-    for m in &objects {
-        let key = m.location.as_ref();
-        let (dir, name) = key.rsplit_once('/').unwrap_or(("", key));
+    for (key, part) in listing {
+        let (dir, name) = key.rsplit_once('/').unwrap_or(("", &key));
         by_dir
             .entry(dir.to_string())
             .or_default()
-            .push((name.to_string(), part(m)));
+            .push((name.to_string(), part));
     }
+    let parent = |dir: &str| dir.rsplit_once('/').map_or("", |(p, _)| p).to_string();
     let mut logs = Vec::new();
     for (dir, entries) in by_dir {
         let dir_name = dir.rsplit('/').next().unwrap_or(&dir);
         let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
         let display = format!("{base}/{dir}");
-        match dir_layout(dir_name, &names) {
+        let layout = dir_layout(dir_name, &names);
+        if let Some(top) = top {
+            let home = if layout.is_some() {
+                parent(&dir)
+            } else {
+                dir.clone()
+            };
+            if home != top {
+                continue;
+            }
+        }
+        match layout {
             Some(Layout::Rolling) => logs.push(rolling_log(display, entries)?),
             Some(_) => logs.push(databricks_log(display, entries)),
             None => {
@@ -613,6 +755,7 @@ mod tests {
                     location: Location::Local(n.into()),
                     size: 1,
                     stamp: String::new(),
+                    modified_ms: None,
                 },
             )
         };

@@ -13,6 +13,7 @@ use crate::model::Model;
 use crate::platform::ModelPlatform;
 use crate::qualx::{self, AppSpeedup, SqlPrediction};
 use crate::rows::{Row, f, i, rows_by_app, s};
+use aether_ingest::engine::Engine;
 
 /// The outcome of qualifying one log, as the reference tool's `status.csv` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -428,19 +429,25 @@ const GPU_RUN: &str = "a GPU run (the RAPIDS plugin ran it): nothing to qualify"
 
 /// Whether the RAPIDS plugin is on in these Spark properties (a GPU run).
 fn gpu_plugin<'a>(prop: impl Fn(&str) -> Option<&'a str>) -> bool {
-    prop("spark.plugins").is_some_and(|p| p.contains("com.nvidia.spark.SQLPlugin"))
-        && !prop("spark.rapids.sql.enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+    Engine::of(prop) == Engine::Rapids
 }
 
-/// Why the app cannot run on `platform` as it ran (Databricks Photon elsewhere), if so.
+/// Why the app cannot be qualified as a CPU Spark app on `platform` (Databricks Photon
+/// elsewhere; Gluten's native engine anywhere), if so.
 fn missing_runtime<'a>(
     prop: impl Fn(&str) -> Option<&'a str>,
     platform: ModelPlatform,
 ) -> Option<String> {
-    (prop("spark.databricks.clusterUsageTags.runtimeEngine")
-        .is_some_and(|v| v.eq_ignore_ascii_case("PHOTON"))
-        && !platform.has_photon())
-    .then(|| format!("a Databricks Photon app: platform '{platform}' has no Photon"))
+    match Engine::of(prop) {
+        Engine::Photon if !platform.has_photon() => Some(format!(
+            "a Databricks Photon app: platform '{platform}' has no Photon"
+        )),
+        e @ Engine::Gluten { .. } => Some(format!(
+            "a {e} app: its SQL ran on Gluten's native engine, not Spark's CPU operators the \
+             qualification judges"
+        )),
+        _ => None,
+    }
 }
 
 /// Ends a log's reading once its Spark properties settle its verdict (a GPU run, a runtime
@@ -668,10 +675,19 @@ pub fn qualify_inputs(
     each: impl Fn(&mut AppQualification, usize, usize) + Sync,
 ) -> Vec<AppQualification> {
     let rt = aether_ingest::io_runtime();
-    let (logs, source_errors) = aether_ingest::discover(inputs, &o.ingest, &rt);
-    qualify_logs(&logs, source_errors, o, &rt, |q, _, done, total| {
+    let found = aether_ingest::discover(inputs, &o.ingest, &rt);
+    let mut out = qualify_logs(&found.logs, found.errors, o, &rt, |q, _, done, total| {
         each(q, done, total)
-    })
+    });
+    out.extend(left_out(found.skipped));
+    out
+}
+
+/// The logs the selection left out, as results: `SKIPPED` with the reason.
+pub fn left_out(skipped: Vec<aether_ingest::Skipped>) -> impl Iterator<Item = AppQualification> {
+    skipped
+        .into_iter()
+        .map(|s| not_qualified(&s.log, Status::Skipped, s.reason))
 }
 
 /// [`qualify_inputs`] of logs already discovered; with `o.derive`, `each` also gets the log and
@@ -1059,6 +1075,20 @@ mod tests {
             None
         );
         assert_eq!((emr.0)(&props(&[("spark.master", "yarn")])), None);
+        // Gluten: on every platform, named with its backend
+        let gluten = [
+            ("spark.plugins", "org.apache.gluten.GlutenPlugin"),
+            ("spark.gluten.sql.columnar.backend.lib", "velox"),
+        ];
+        for platform in [ModelPlatform::Emr, ModelPlatform::DatabricksAws] {
+            assert_eq!(
+                (stop_rule(platform).0)(&props(&gluten)).as_deref(),
+                Some(
+                    "a Gluten (Velox) app: its SQL ran on Gluten's native engine, not Spark's \
+                     CPU operators the qualification judges"
+                )
+            );
+        }
     }
 
     /// The bundled sample logs, read.
@@ -1067,7 +1097,8 @@ mod tests {
     ) -> Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)> {
         let rt = aether_ingest::io_runtime();
         let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/sample");
-        let (logs, errors) = aether_ingest::discover(&[sample.to_string()], &o.ingest, &rt);
+        let found = aether_ingest::discover(&[sample.to_string()], &o.ingest, &rt);
+        let (logs, errors) = (found.logs, found.errors);
         assert!(errors.is_empty() && logs.len() >= 4, "{errors:?}");
         let read = std::sync::Mutex::new(Vec::new());
         aether_ingest::read_logs(&logs, &o.ingest, &rt, |l, out| {

@@ -55,6 +55,7 @@ pub fn profile(
     step: Option<(&str, &str)>,
     job: Option<i64>,
     target: Option<&str>,
+    select: &aether_ingest::Selection,
 ) -> Result<Profile> {
     // the target first: a bad one is told before any log is read
     let w = match target {
@@ -87,10 +88,17 @@ pub fn profile(
     if let Some((cluster, step)) = step {
         logs.push(crate::source::read_step(ws, cluster, step)?.event_log);
     }
-    let ing = aether_ingest::ingest(&logs, &Default::default());
+    let opts = aether_ingest::IngestOptions {
+        select: select.clone(),
+        ..Default::default()
+    };
+    let ing = aether_ingest::ingest(&logs, &opts);
     // a log that cannot be read is told, naming it; the others go on
     for e in &ing.source_errors {
         ws.warn(&format!("{}: {}", e.path, e.error));
+    }
+    for s in &ing.not_selected {
+        ws.note(&format!("SKIPPED: {}: {}", s.log, s.reason));
     }
     for l in ing.logs.iter().filter(|l| !l.ok()) {
         if let Some(e) = l.errors.first() {

@@ -212,6 +212,8 @@ pub fn qualify_to_warehouse(
             "{location}: the unreadable inputs are not recorded: {e}"
         ));
     }
+    let mut results = results;
+    results.extend(aether_predict::qualify::left_out(pending.left_out));
     Ok(WarehouseQualified {
         results,
         written: written.into_inner().unwrap_or_default(),

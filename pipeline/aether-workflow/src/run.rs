@@ -62,7 +62,8 @@ pub fn run(
     };
 
     // 1. qualify the logs the history does not know yet
-    let (logs, errors) = aether_ingest::discover(&req.event_log, &Default::default(), rt);
+    let found = aether_ingest::discover(&req.event_log, &Default::default(), rt);
+    let (logs, errors) = (found.logs, found.errors);
     for e in &errors {
         ws.warn(&format!("{}: {}", e.path, e.error));
     }

@@ -48,6 +48,17 @@ pub fn shared() -> PathBuf {
     p
 }
 
+/// The bundled sample's logs (datasets/sample), by name: six files and a rolling log folder.
+pub const SAMPLE_LOGS: [&str; 7] = [
+    "eventlog_v2_local-1796009941265",
+    "local-1796009671201",
+    "local-1796009777604",
+    "local-1796009829641.lz4",
+    "local-1796009839341.zstd",
+    "local-1796009848199.snappy",
+    "local-1796393658133.zstd",
+];
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

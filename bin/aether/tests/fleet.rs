@@ -420,6 +420,35 @@ fn fleet_submit_runs_the_shards_as_one_emr_step() {
     );
     let cluster = emu.boto(&up);
     assert_eq!(names.len(), 7, "{names:?}");
+    // nodes whose glibc is older than the binary's: refused before anything is uploaded
+    let o = emu
+        .aether(&home)
+        .env("AETHER_NODE_GLIBC", "2.17")
+        .args([
+            "fleet",
+            "submit",
+            "--event_log",
+            "s3://logs/fleet/",
+            "--warehouse",
+            "s3://warehouse/fleet",
+            "--shards",
+            "3",
+            "--cluster_id",
+            &cluster,
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains("needs glibc 2.")
+            && err(&o).contains("and the nodes of emr-7.9.0 have 2.17: every task would fail"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        emu.boto("print(len(s3.list_objects_v2(Bucket='art').get('Contents', [])))"),
+        "0"
+    );
     let started = std::time::Instant::now();
     let o = emu
         .aether(&home)

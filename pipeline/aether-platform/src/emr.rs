@@ -824,6 +824,8 @@ impl ClusterBackend for EmrBackend {
             groups: groups.clone(),
             cluster_id: cluster_id.to_string(),
             backend: "emr".into(),
+            release_label: c.release_label().map(str::to_string),
+            custom_ami: c.custom_ami_id().map(str::to_string),
             state: state_of(status.and_then(|s| s.state())),
             spec: ClusterSpec {
                 name: c.name().unwrap_or("").to_string(),

@@ -348,6 +348,8 @@ impl EmrEksBackend {
         ClusterInfo {
             cluster_id: l.cluster_id.clone(),
             backend: "emr-eks".into(),
+            release_label: None,
+            custom_ami: None,
             state,
             spec: l.spec.clone(),
             created_ms: l.created_ms,

@@ -132,6 +132,12 @@ pub struct ClusterInfo {
     /// Its nodes (EMR instance groups); empty on the local backend.
     #[serde(default)]
     pub groups: Vec<NodeGroup>,
+    /// The EMR release its nodes run (`emr-7.9.0`), where the backend tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_label: Option<String>,
+    /// The nodes' custom AMI, if not the release's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_ami: Option<String>,
 }
 
 /// A group of nodes of one instance type (an EMR instance group).

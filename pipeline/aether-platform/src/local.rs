@@ -271,6 +271,8 @@ impl ClusterBackend for LocalBackend {
         let info = ClusterInfo {
             cluster_id: id.clone(),
             backend: "local".into(),
+            release_label: None,
+            custom_ami: None,
             state: ClusterState::Waiting,
             spec: spec.clone(),
             created_ms: now_ms(),

@@ -272,6 +272,45 @@ pub fn bundle(dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Whether this binary and the XGBoost library it ships can load on the nodes of an EMR release:
+/// the glibc they were linked against against the nodes' (Amazon Linux 2023 on EMR 7: 2.34).
+/// An error naming both, before anything is uploaded; unknown releases pass. `AETHER_NODE_GLIBC`
+/// (`2.34`) says the nodes' glibc where their AMI is not the release's (a custom AMI, an emulator).
+fn runs_on_nodes(c: &aether_platform::ClusterInfo) -> Result<()> {
+    let release_label = c.release_label.as_deref().unwrap_or("its release");
+    let nodes = match std::env::var("AETHER_NODE_GLIBC") {
+        Ok(v) => Some(crate::glibc::parse(&v).ok_or_else(|| {
+            invalid!("AETHER_NODE_GLIBC={v:?}: expected a glibc version such as 2.34")
+        })?),
+        // a custom AMI's glibc is its own
+        Err(_) if c.custom_ami.is_some() => None,
+        Err(_) => c
+            .release_label
+            .as_deref()
+            .and_then(crate::glibc::of_emr_release),
+    };
+    let Some(nodes) = nodes else {
+        return Ok(());
+    };
+    let exe = std::env::current_exe().context("the aether binary")?;
+    let mut files = vec![("this aether binary", exe.clone())];
+    files.extend(xgboost_library(&exe).map(|l| ("libxgboost.so", l)));
+    for (what, path) in files {
+        let need = crate::glibc::needs(&path).with_context(|| format!("{}", path.display()))?;
+        if let Some(need) = need.filter(|&n| n > nodes) {
+            bail!(
+                "{what} ({}) needs glibc {}, and the nodes of {release_label} have {}: every task \
+                 would fail to load it. Submit from the release wheel's aether (built against glibc \
+                 2.31) or one built by scripts/portable-build",
+                path.display(),
+                crate::glibc::show(need),
+                crate::glibc::show(nodes)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Put a local file to an S3 URL.
 fn put_file(
     rt: &tokio::runtime::Runtime,
@@ -344,6 +383,7 @@ pub fn submit_step(ws: &Workspace, w: &ShardWork, cluster_id: &str) -> Result<Su
             c.state.as_str()
         );
     }
+    runs_on_nodes(&c)?;
     let s3 = ws.s3();
     let tmp = tempfile::tempdir()?;
     let tar = bundle(tmp.path())?;

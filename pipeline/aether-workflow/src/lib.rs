@@ -49,6 +49,7 @@ pub mod eks;
 pub mod error;
 pub mod events;
 pub mod fleet;
+pub mod glibc;
 pub mod ids;
 pub mod lock;
 pub mod model;

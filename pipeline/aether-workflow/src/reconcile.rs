@@ -321,6 +321,8 @@ fn cluster_of(ws: &Workspace, h: &History, b: &dyn ClusterBackend, id: &str) -> 
     ClusterInfo {
         cluster_id: id.to_string(),
         backend: b.name().to_string(),
+        release_label: None,
+        custom_ami: None,
         state: ClusterState::Terminated,
         spec: ClusterSpec::default(),
         created_ms: 0,

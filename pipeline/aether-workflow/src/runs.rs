@@ -687,6 +687,8 @@ mod tests {
         let cluster = ClusterInfo {
             cluster_id: "eks-1".into(),
             backend: "emr-eks".into(),
+            release_label: None,
+            custom_ami: None,
             state: aether_platform::ClusterState::Waiting,
             spec: ClusterSpec::default(),
             created_ms: 0,

@@ -723,6 +723,8 @@ mod tests {
         ClusterInfo {
             cluster_id: "sc-1".into(),
             backend: "scripted".into(),
+            release_label: None,
+            custom_ami: None,
             state: ClusterState::Waiting,
             spec: ClusterSpec::default(),
             created_ms: 0,

@@ -308,11 +308,26 @@ impl Emulator {
             .env("AWS_REGION", "us-east-1")
             .env_remove("AWS_PROFILE")
             .env_remove("AWS_ENDPOINT_URL_EMR")
-            .env_remove("AWS_ENDPOINT_URL_S3");
+            .env_remove("AWS_ENDPOINT_URL_S3")
+            // the emulator's "nodes" are this machine: its glibc, not the release's
+            .env("AETHER_NODE_GLIBC", host_glibc());
         c
     }
 }
 pub mod fleet;
+
+/// This machine's glibc (`getconf GNU_LIBC_VERSION`: "glibc 2.36" → "2.36").
+pub fn host_glibc() -> String {
+    let out = Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .expect("getconf");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .strip_prefix("glibc ")
+        .unwrap_or_else(|| panic!("not glibc: {text:?}"))
+        .to_string()
+}
 
 /// Qualify settings under which the tests' tiny jobs are recommended for the GPU (so tune and
 /// `aether run` have something to do).

@@ -7,9 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use aether_platform::StepState;
 use aether_workflow::fleet::{self, DRIVER};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
 #[derive(Args)]
@@ -182,29 +181,15 @@ pub fn cmd_fleet(a: FleetArgs) -> Result<ExitCode> {
             let step = fleet::submit_step(&ws, &work, &cluster_id)?;
             println!("{}\t{}\t{}", step.step_id, cluster_id, step.state.as_str());
             if !wait {
-                eprintln!(
-                    "fleet: step {} on {cluster_id}: {} shard(s) of {} into {}",
-                    step.step_id,
-                    work.shards,
-                    work.event_log.join(" "),
-                    work.warehouse
-                );
+                eprintln!("{}", step.said(&cluster_id, &work));
                 return Ok(ExitCode::SUCCESS);
             }
             let done = fleet::wait_step(&ws, &cluster_id, &step.step_id, timeout_s)?;
             for l in &done.shard_lines {
                 println!("{l}");
             }
-            if done.state != StepState::Completed {
-                eprintln!(
-                    "fleet: step {} {}{}",
-                    step.step_id,
-                    done.state.as_str(),
-                    done.failure_reason
-                        .as_deref()
-                        .map(|r| format!(": {r}"))
-                        .unwrap_or_default()
-                );
+            if let Some(failure) = done.failure(&step.step_id) {
+                eprintln!("{failure}");
                 return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
@@ -222,37 +207,8 @@ fn write_out(path: Option<&Path>, text: &str) -> Result<()> {
     }
 }
 
-/// The `aether-cluster` binary: beside this one (how aether is installed and packaged), else
-/// on the PATH.
-pub fn cluster_binary() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join("aether-cluster")))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("aether-cluster"))
-}
-
-/// Run `aether-cluster ROLE ARGS…` (Ballista's scheduler, executor or SQL client, with aether's
-/// functions): the Ballista stack lives in that binary so that aether's own stays lean.
+/// Run `aether-cluster ROLE ARGS…` in place of this process (`aether_workflow::fleet::cluster_role`).
 pub fn cluster_role(role: &str, args: Vec<String>) -> Result<ExitCode> {
-    let bin = cluster_binary();
-    let mut cmd = std::process::Command::new(&bin);
-    cmd.arg(role).args(&args);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // the role replaces this process: signals (Ctrl-C, SIGTERM) reach it directly
-        let e = cmd.exec();
-        Err(anyhow!(
-            "cannot run {} (build or install it beside aether: cargo build -p aether-cluster): {e}",
-            bin.display()
-        ))
-    }
-    #[cfg(not(unix))]
-    {
-        let st = cmd
-            .status()
-            .with_context(|| format!("cannot run {}", bin.display()))?;
-        Ok(ExitCode::from(st.code().unwrap_or(2).clamp(0, 255) as u8))
-    }
+    let code = aether_workflow::fleet::cluster_role(role, &args)?;
+    Ok(ExitCode::from(code))
 }

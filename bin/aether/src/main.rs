@@ -340,19 +340,7 @@ fn cmd_warehouse(a: WarehouseArgs) -> Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
-            eprintln!(
-                "compacted {} log(s) into {} part(s) ({} rewritten; {} rows, {:.1} MB), manifest {}; \
-                 deleted {} staging file(s), {} orphan part(s); {:.2} s",
-                r.logs_absorbed,
-                r.parts_written,
-                r.parts_rewritten,
-                r.rows,
-                r.bytes as f64 / 1e6,
-                r.seq,
-                r.staging_deleted,
-                r.orphans_deleted,
-                t0.elapsed().as_secs_f64()
-            );
+            eprintln!("{}", r.summary(t0.elapsed().as_secs_f64()));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -744,11 +732,7 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let text = match a.inputs.format {
-        Format::Table => aether_engine::analyze::render_text(&reports),
-        Format::Json => serde_json::to_string_pretty(&reports)?,
-        Format::Csv => aether_engine::analyze::render_csv(&reports)?,
-    };
+    let text = aether_engine::analyze::render(&reports, a.inputs.format.into())?;
     println!("{}", text.trim_end());
     Ok(if a.inputs.strict && failed_files {
         ExitCode::from(2)
@@ -758,7 +742,6 @@ fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode> {
 }
 
 fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
-    use std::io::IsTerminal;
     // `--event_log A B "SELECT …"`: the flag takes several values, so the query may land last
     if a.query.is_none()
         && let Some(last) = a.inputs.event_log.last()
@@ -806,55 +789,30 @@ fn cmd_sql(mut a: SqlArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     // no query: a shell on a terminal, else the statements on stdin
-    let interactive = a.query.is_none() && std::io::stdin().is_terminal();
-    let (script, bad_script) = match &a.query {
-        Some(q) => (q.clone(), None),
-        None if interactive => (String::new(), None),
-        None => match aether_shell::read_stdin() {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("error: reading the statements on stdin: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        },
+    let script = match aether_shell::Script::of(a.query.clone()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: reading the statements on stdin: {e}");
+            return Ok(ExitCode::from(2));
+        }
     };
     let rt = runtime()?;
     // statements known up front that never read the tasks' SQL-metric updates: left unread
     let tables = aether_ingest::TASK_ACCUMULABLE_TABLES;
-    let skip = !interactive && !aether_shell::script_may_read(&script, &tables);
-    let (ctx, failed_files) = match load(
-        &rt,
-        &a.inputs,
-        &aether_engine::AnalysisSettings::default(),
-        Views::OnDemand,
-        skip,
-    )? {
+    let skip = !script.interactive && !aether_shell::script_may_read(&script.text, &tables);
+    let settings = aether_engine::AnalysisSettings::default();
+    let (ctx, failed_files) = match load(&rt, &a.inputs, &settings, Views::OnDemand, skip)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let mut sh = aether_shell::Shell::new(&rt, ctx, a.inputs.format.into(), interactive);
-    if let Some(out) = a.output.clone() {
-        sh.output_to(out)?;
-    }
-    if interactive {
-        let from = match (&a.inputs.warehouse, a.inputs.event_log.len()) {
-            (Some(w), 0) => format!("the warehouse {w}"),
-            (Some(w), n) => format!("{n} event log input(s) and the warehouse {w}"),
-            (None, n) => format!("{n} event log input(s)"),
-        };
-        sh.interactive(&format!(
-            "aether {} SQL shell over {from}",
-            env!("CARGO_PKG_VERSION")
-        ))?;
-    } else {
-        if let Some(bad) = bad_script {
-            sh.fail(bad);
-        }
-        sh.run_text(&script);
-    }
-    // a mistyped statement in the shell is shown and forgotten; in a query or script it fails
-    let failed_statements = sh.errors > 0 && !interactive;
-    Ok(if failed_statements || (a.inputs.strict && failed_files) {
+    let from = match (&a.inputs.warehouse, a.inputs.event_log.len()) {
+        (Some(w), 0) => format!("the warehouse {w}"),
+        (Some(w), n) => format!("{n} event log input(s) and the warehouse {w}"),
+        (None, n) => format!("{n} event log input(s)"),
+    };
+    let banner = format!("aether {} SQL shell over {from}", env!("CARGO_PKG_VERSION"));
+    let failed = script.run(&rt, ctx, a.inputs.format.into(), a.output.clone(), &banner)?;
+    Ok(if failed || (a.inputs.strict && failed_files) {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
@@ -865,20 +823,7 @@ fn cmd_config(a: ConfigArgs) -> Result<ExitCode> {
     use aether_core::ConfigFile;
     let path = ConfigFile::default_path(a.config.as_deref());
     if let ConfigAction::Init { force } = a.action {
-        if path.exists() && !force {
-            eprintln!(
-                "{} exists; keeping it (--force to overwrite)",
-                path.display()
-            );
-        } else {
-            let config = Default::default();
-            ConfigFile {
-                path: path.clone(),
-                config,
-            }
-            .save()?;
-            eprintln!("wrote {}", path.display());
-        }
+        eprintln!("{}", ConfigFile::init(&path, force)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut f = ConfigFile::load(&path)?;
@@ -921,24 +866,10 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let problems = aether_engine::load::problem_lines(&rep.source_errors, &rep.written);
-    for p in &problems {
-        eprintln!("warning: {p}");
-    }
-    for s in &rep.not_selected {
-        eprintln!("SKIPPED: {}: {}", s.log, s.reason);
+    for line in rep.lines(&a.out, t0.elapsed().as_secs_f64()) {
+        eprintln!("{line}");
     }
     let read_ok = rep.written.iter().filter(|r| r.app_id.is_some()).count();
-    let secs = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "ingested {} log(s) ({} with tables, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
-        rep.written.len(),
-        read_ok,
-        rep.bytes as f64 / 1e6,
-        secs,
-        rep.skipped.len(),
-        a.out
-    );
     let (unreadable, written) = (rep.source_errors.len(), rep.written.len());
     if let Some(code) = shard_exit(a.common.shard, unreadable, written, rep.skipped.len()) {
         return Ok(code);
@@ -947,7 +878,7 @@ fn cmd_ingest(a: IngestArgs) -> Result<ExitCode> {
         eprintln!("error: no event log could be read");
         return Ok(ExitCode::from(2));
     }
-    Ok(if a.strict && !problems.is_empty() {
+    Ok(if a.strict && !rep.all_ok() {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS

@@ -210,23 +210,11 @@ pub fn cmd_report(a: ReportArgs) -> Result<ExitCode> {
             };
             emit(&text, output.as_deref())?;
             let alert = match fail_on {
-                FailOn::Fail => r.fail > 0,
-                FailOn::Warn => r.fail + r.warn > 0,
-                FailOn::Never => false,
+                FailOn::Never => None,
+                _ => r.alert(fail_on == FailOn::Warn, &since),
             };
-            if alert {
-                eprintln!(
-                    "{} failing, {} warning validation(s) since {since} ({} new failure(s))",
-                    r.fail,
-                    r.warn,
-                    r.new_failures.len()
-                );
-            }
-            Ok(if alert {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            alert.iter().for_each(|a| eprintln!("{a}"));
+            Ok(ExitCode::from(u8::from(alert.is_some())))
         }
         ReportAction::Ui { port, bind } => ui(&cfg, &bind, port),
         ReportAction::Metrics {

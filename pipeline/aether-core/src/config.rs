@@ -1080,6 +1080,23 @@ impl ConfigFile {
             .unwrap_or_else(|| Self::home().join("history.db"))
     }
 
+    /// `aether config init`: the default settings written to `path`, unless a file is there
+    /// (`force`: replaced); what was done, to say.
+    pub fn init(path: &Path, force: bool) -> Result<String> {
+        if path.exists() && !force {
+            return Ok(format!(
+                "{} exists; keeping it (--force to overwrite)",
+                path.display()
+            ));
+        }
+        ConfigFile {
+            path: path.to_path_buf(),
+            config: Default::default(),
+        }
+        .save()?;
+        Ok(format!("wrote {}", path.display()))
+    }
+
     /// Write the file (to a temporary file first, then renamed: a crash leaves the old one).
     pub fn save(&self) -> Result<()> {
         let io = |e: std::io::Error| ConfigError::Io {

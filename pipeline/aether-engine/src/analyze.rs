@@ -158,6 +158,16 @@ fn text(v: Option<&Value>) -> String {
 }
 
 /// The human report of [`analyze`]'s output.
+/// The reports in `format`: text, CSV, or JSON (pretty).
+pub fn render(reports: &[Value], format: crate::OutputFormat) -> Result<String> {
+    Ok(match format {
+        crate::OutputFormat::Table => render_text(reports),
+        crate::OutputFormat::Csv => render_csv(reports)?,
+        crate::OutputFormat::Json => serde_json::to_string_pretty(reports)
+            .map_err(|e| crate::EngineError::Other(e.to_string()))?,
+    })
+}
+
 pub fn render_text(reports: &[Value]) -> String {
     let mut out = String::new();
     for r in reports {

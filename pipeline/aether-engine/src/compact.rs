@@ -63,6 +63,24 @@ pub struct CompactReport {
     pub bytes: u64,
 }
 
+impl CompactReport {
+    /// One line for the user: what was absorbed, written and deleted, and how long it took.
+    pub fn summary(&self, secs: f64) -> String {
+        format!(
+            "compacted {} log(s) into {} part(s) ({} rewritten; {} rows, {:.1} MB), manifest {}; \
+             deleted {} staging file(s), {} orphan part(s); {secs:.2} s",
+            self.logs_absorbed,
+            self.parts_written,
+            self.parts_rewritten,
+            self.rows,
+            self.bytes as f64 / 1e6,
+            self.seq,
+            self.staging_deleted,
+            self.orphans_deleted
+        )
+    }
+}
+
 fn other(e: impl std::fmt::Display) -> EngineError {
     EngineError::Other(e.to_string())
 }

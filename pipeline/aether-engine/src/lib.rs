@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 pub mod analyze;
 pub mod compact;
+pub mod listing;
 pub mod load;
 pub mod plans;
 mod sqltext;
@@ -632,6 +633,36 @@ pub struct WarehouseReport {
     pub not_selected: Vec<aether_ingest::Skipped>,
     /// Uncompressed bytes read.
     pub bytes: u64,
+}
+
+impl WarehouseReport {
+    /// Whether every input was found and every log read cleanly.
+    pub fn all_ok(&self) -> bool {
+        load::problem_lines(&self.source_errors, &self.written).is_empty()
+    }
+
+    /// What to say of an ingest into the warehouse at `location`: its problems (`warning: …`),
+    /// the logs the selection left out (`SKIPPED: …`), then the totals.
+    pub fn lines(&self, location: &str, secs: f64) -> Vec<String> {
+        let mut out: Vec<String> = load::problem_lines(&self.source_errors, &self.written)
+            .into_iter()
+            .map(|p| format!("warning: {p}"))
+            .collect();
+        out.extend(
+            self.not_selected
+                .iter()
+                .map(|s| format!("SKIPPED: {}: {}", s.log, s.reason)),
+        );
+        let read_ok = self.written.iter().filter(|r| r.app_id.is_some()).count();
+        out.push(format!(
+            "ingested {} log(s) ({read_ok} with tables, {:.1} MB uncompressed, {secs:.2} s), \
+             skipped {} already in {location}",
+            self.written.len(),
+            self.bytes as f64 / 1e6,
+            self.skipped.len(),
+        ));
+        out
+    }
 }
 
 /// How the warehouse's Parquet is written (zstd).

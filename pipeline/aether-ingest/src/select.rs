@@ -543,6 +543,14 @@ pub fn period_start(text: &str, now_ms: i64) -> Result<i64, String> {
     })
 }
 
+/// [`period_start`] back from the present time.
+pub fn since_now(text: &str) -> Result<i64, String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    period_start(text, now)
+}
+
 /// `now_ms` moved back `n` calendar months, the day clamped to the month's length (as
 /// `java.util.Calendar.add(MONTH, -n)`).
 fn months_back(now_ms: i64, n: i64) -> i64 {

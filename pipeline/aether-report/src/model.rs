@@ -902,6 +902,21 @@ fn verdict_rank(v: &str) -> u8 {
 
 /// The validations since `since_ms` (until now), each job's latest first by severity; a failure
 /// is new when the job's latest validation before the period was not a failure.
+impl ValidationReport {
+    /// The alert a scheduled `report validation` raises (`since`: the period as given), if the
+    /// failures (`warn`: and warnings) call for one.
+    pub fn alert(&self, warn: bool, since: &str) -> Option<String> {
+        (self.fail + if warn { self.warn } else { 0 } > 0).then(|| {
+            format!(
+                "{} failing, {} warning validation(s) since {since} ({} new failure(s))",
+                self.fail,
+                self.warn,
+                self.new_failures.len()
+            )
+        })
+    }
+}
+
 pub fn validation_report(h: &History, since_ms: i64) -> Result<ValidationReport> {
     let until_ms = crate::now_ms();
     let names: HashMap<i64, String> = h

@@ -915,6 +915,58 @@ impl rustyline::highlight::Highlighter for Completion {}
 impl rustyline::validate::Validator for Completion {}
 impl rustyline::Helper for Completion {}
 
+/// What `aether sql` runs: the query given, else the statements on stdin, else (stdin a
+/// terminal) an interactive shell.
+pub struct Script {
+    pub text: String,
+    /// What was wrong with the text (not UTF-8), reported as a failed statement.
+    pub bad: Option<String>,
+    pub interactive: bool,
+}
+
+impl Script {
+    /// The script of a query given (or none).
+    pub fn of(query: Option<String>) -> Result<Script> {
+        use std::io::IsTerminal;
+        let interactive = query.is_none() && std::io::stdin().is_terminal();
+        let (text, bad) = match query {
+            Some(q) => (q, None),
+            None if interactive => (String::new(), None),
+            None => read_stdin()?,
+        };
+        Ok(Script {
+            text,
+            bad,
+            interactive,
+        })
+    }
+
+    /// Run it over `ctx` (the results to `output` when given; `banner` opens a shell): whether a
+    /// statement of a query or script failed (a mistyped one in the shell is shown and forgotten).
+    pub fn run(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        ctx: SessionContext,
+        format: OutputFormat,
+        output: Option<PathBuf>,
+        banner: &str,
+    ) -> Result<bool> {
+        let mut sh = Shell::new(rt, ctx, format, self.interactive);
+        if let Some(out) = output {
+            sh.output_to(out)?;
+        }
+        if self.interactive {
+            sh.interactive(banner)?;
+            return Ok(false);
+        }
+        if let Some(bad) = &self.bad {
+            sh.fail(bad);
+        }
+        sh.run_text(&self.text);
+        Ok(sh.errors > 0)
+    }
+}
+
 /// Read all of stdin (a script): its text, and what was wrong with it if it was not UTF-8
 /// (see [`script_text`]).
 pub fn read_stdin() -> Result<(String, Option<String>)> {

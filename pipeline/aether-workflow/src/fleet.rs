@@ -437,6 +437,33 @@ pub struct Finished {
     pub shard_lines: Vec<String>,
 }
 
+impl Finished {
+    /// What to say of a step that did not complete (its state and why), if it did not.
+    pub fn failure(&self, step_id: &str) -> Option<String> {
+        (self.state != StepState::Completed).then(|| {
+            let why = self.failure_reason.as_deref().map(|r| format!(": {r}"));
+            format!(
+                "fleet: step {step_id} {}{}",
+                self.state.as_str(),
+                why.unwrap_or_default()
+            )
+        })
+    }
+}
+
+impl Submitted {
+    /// What to say of a step submitted and not waited for.
+    pub fn said(&self, cluster_id: &str, w: &ShardWork) -> String {
+        format!(
+            "fleet: step {} on {cluster_id}: {} shard(s) of {} into {}",
+            self.step_id,
+            w.shards,
+            w.event_log.join(" "),
+            w.warehouse
+        )
+    }
+}
+
 /// Wait for a fleet step (cancelled at the deadline, on a failed poll or when the workspace
 /// is stopped); a failed step's driver log is told.
 pub fn wait_step(
@@ -508,6 +535,45 @@ pub fn wait_step(
         failure_reason: done.failure_reason,
         shard_lines,
     })
+}
+
+/// The `aether-cluster` binary: beside this one (how aether is installed and packaged), else
+/// on the PATH.
+pub fn cluster_binary() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join("aether-cluster")))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("aether-cluster"))
+}
+
+/// Run `aether-cluster ROLE ARGS…` (Ballista's scheduler, executor or SQL client, with aether's
+/// functions): the Ballista stack lives in that binary so that aether's own stays lean. On Unix
+/// the role replaces this process (signals reach it directly) and this returns only an error;
+/// elsewhere, its exit status.
+pub fn cluster_role(role: &str, args: &[String]) -> std::io::Result<u8> {
+    let bin = cluster_binary();
+    let mut cmd = std::process::Command::new(&bin);
+    cmd.arg(role).args(args);
+    let cannot = |e: std::io::Error| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "cannot run {} (build or install it beside aether: cargo build -p aether-cluster): {e}",
+                bin.display()
+            ),
+        )
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        Err(cannot(cmd.exec()))
+    }
+    #[cfg(not(unix))]
+    {
+        let st = cmd.status().map_err(cannot)?;
+        Ok(st.code().unwrap_or(2).clamp(0, 255) as u8)
+    }
 }
 
 #[cfg(test)]

@@ -33,12 +33,14 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+import project  # noqa: E402
+from project import ROOT, die, run, say, target_dir, version  # noqa: E402
+
+project.NAME = "image"
 MIRROR = os.environ.get("AETHER_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # the PATH of Debian's images (docker.io/library/debian), which ENV PATH=...:$PATH extends
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -57,20 +59,7 @@ SAMPLE_APPS = 7
 MERGED_USR = "/usr/share/mmdebstrap/hooks/maybe-merged-usr"
 
 
-def say(msg):
-    print(f"image: {msg}", file=sys.stderr, flush=True)
 
-
-def die(msg):
-    say(f"error: {msg}")
-    sys.exit(1)
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, text=True, capture_output=True, **kw)
-    if r.returncode != 0:
-        die(f"{shlex.join(str(c) for c in cmd)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
-    return r.stdout
 
 
 def instructions(dockerfile):
@@ -156,13 +145,6 @@ def env_pairs(arg, where):
     return pairs
 
 
-def version():
-    text = (ROOT / "Cargo.toml").read_text()
-    m = re.search(r"\[workspace\.package\][^\[]*?^version = \"([^\"]+)\"", text, re.S | re.M)
-    if not m:
-        die("no version in Cargo.toml's [workspace.package]")
-    return m.group(1)
-
 
 def need(*tools):
     missing = [t for t in tools if not shutil.which(t)]
@@ -198,7 +180,7 @@ def rootfs(stage, files, tmp):
     return target
 
 
-def build(layout, binary):
+def build(layout, files):
     dockerfile = ROOT / "Dockerfile"
     stage = Stage(dockerfile)
     need("mmdebstrap", "umoci")
@@ -206,8 +188,6 @@ def build(layout, binary):
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="aether-oci-") as t:
         tmp = Path(t)
-        files = tmp / "opt-aether"
-        subprocess.run([str(ROOT / "scripts" / "image"), "--files", str(files), "--binary", str(binary)], check=True)
         fs = rootfs(stage, files, tmp)
         if layout.exists():
             shutil.rmtree(layout)
@@ -243,7 +223,7 @@ def du(path):
     return sum(p.lstat().st_size for p in Path(path).rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def run_image(layout, ver, binary):
+def run_image(layout, ver, files):
     """Unpack the image into a bundle and run it with runc: --version, then the sample qualified,
     whose CSV must equal the same binary's outside the container (all but the history's ids)."""
     need("umoci", "runc")
@@ -283,9 +263,7 @@ def run_image(layout, ver, binary):
         rows = [l for l in csv.splitlines()[1:] if l.strip()]
         if len(rows) != SAMPLE_APPS:
             die(f"qualify of the sample in the image gave {len(rows)} rows, not the sample's {SAMPLE_APPS} apps:\n{csv}")
-        # the same binary outside, with a new home: the same answer, byte for byte
-        files = tmp / "opt-aether"
-        subprocess.run([str(ROOT / "scripts" / "image"), "--files", str(files), "--binary", str(binary)], check=True)
+        # the same files outside, with a new home: the same answers (all but the history ids)
         home = tmp / "home"
         home.mkdir()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
@@ -310,14 +288,17 @@ def main():
     ap.add_argument("--binary", type=Path, help="the aether binary (default: the release build)")
     ap.add_argument("--run", action="store_true", help="run the built image with runc")
     a = ap.parse_args()
-    target = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "aether-target"))
-    binary = (a.binary or target / "release" / "aether").resolve()
+    binary = (a.binary or target_dir() / "release" / "aether").resolve()
     if not binary.is_file():
         die(f"{binary}: no such binary (cargo build --release -p aether, or --binary PATH)")
     layout = a.oci.resolve()
-    ver = build(layout, binary)
-    if a.run:
-        run_image(layout, ver, binary)
+    # the build stage's layout: the image's /opt/aether, and what --run compares it with outside
+    with tempfile.TemporaryDirectory(prefix="aether-oci-files-") as t:
+        files = Path(t) / "opt-aether"
+        subprocess.run([str(ROOT / "scripts" / "image"), "--files", str(files), "--binary", str(binary)], check=True)
+        ver = build(layout, files)
+        if a.run:
+            run_image(layout, ver, files)
 
 
 if __name__ == "__main__":

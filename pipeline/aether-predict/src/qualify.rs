@@ -316,12 +316,12 @@ fn qualify_app(
                 .insert(s(r.get("key")), s(r.get("value")));
         }
     }
-    let prop = |k: &str| q.spark_properties.get(k).map(String::as_str);
+    let engine = Engine::of(|k| q.spark_properties.get(k).map(String::as_str));
     // the properties' verdicts first, as the reference decides them at the environment
     // update, before any later event (and as a log whose reading stopped there is judged)
-    let skipped = if gpu_plugin(prop) || SessionFacts::count(&facts.gpu_nodes, key) > 0 {
+    let skipped = if engine == Engine::Rapids || SessionFacts::count(&facts.gpu_nodes, key) > 0 {
         Some(GPU_RUN.to_string())
-    } else if let Some(r) = missing_runtime(prop, platform) {
+    } else if let Some(r) = missing_runtime(&engine, platform) {
         Some(r)
     } else if SessionFacts::count(&facts.streaming, key) > 0 {
         Some("a Spark Structured Streaming app: not qualified".to_string())
@@ -427,23 +427,15 @@ fn qualify_app(
 
 const GPU_RUN: &str = "a GPU run (the RAPIDS plugin ran it): nothing to qualify";
 
-/// Whether the RAPIDS plugin is on in these Spark properties (a GPU run).
-fn gpu_plugin<'a>(prop: impl Fn(&str) -> Option<&'a str>) -> bool {
-    Engine::of(prop) == Engine::Rapids
-}
-
 /// Why the app cannot be qualified as a CPU Spark app on `platform` (Databricks Photon
 /// elsewhere; Gluten's native engine anywhere), if so.
-fn missing_runtime<'a>(
-    prop: impl Fn(&str) -> Option<&'a str>,
-    platform: ModelPlatform,
-) -> Option<String> {
-    match Engine::of(prop) {
+fn missing_runtime(engine: &Engine, platform: ModelPlatform) -> Option<String> {
+    match engine {
         Engine::Photon if !platform.has_photon() => Some(format!(
             "a Databricks Photon app: platform '{platform}' has no Photon"
         )),
-        e @ Engine::Gluten { .. } => Some(format!(
-            "a {e} app: its SQL ran on Gluten's native engine, not Spark's CPU operators the \
+        Engine::Gluten { .. } => Some(format!(
+            "a {engine} app: its SQL ran on Gluten's native engine, not Spark's CPU operators the \
              qualification judges"
         )),
         _ => None,
@@ -455,17 +447,9 @@ fn missing_runtime<'a>(
 pub fn stop_rule(platform: ModelPlatform) -> aether_ingest::StopRule {
     aether_ingest::StopRule(std::sync::Arc::new(move |props: &[(String, String)]| {
         // the last value of a key counts, as in the properties table
-        let prop = |k: &str| {
-            props
-                .iter()
-                .rev()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.as_str())
-        };
-        if gpu_plugin(prop) {
-            Some(GPU_RUN.to_string())
-        } else {
-            missing_runtime(prop, platform)
+        match Engine::of_list(props) {
+            Engine::Rapids => Some(GPU_RUN.to_string()),
+            engine => missing_runtime(&engine, platform),
         }
     }))
 }

@@ -10,13 +10,22 @@ use std::path::Path;
 use std::process::Command;
 
 /// Zip `dir`'s files (relative names) into `zip` with Python's zipfile: `method` "stored" or
-/// "deflated", `zip64` forces ZIP64 records.
+/// "deflated", `zip64` forces ZIP64 records in the local headers.
 fn zip_with_python(dir: &Path, zip: &Path, method: &str, zip64: bool) {
+    zip_padded(dir, zip, method, zip64, 0);
+}
+
+/// [`zip_with_python`] with `pad` empty members (`_pad-N`, not logs) first: from 65,535 members
+/// on, the archive ends with a ZIP64 end of central directory record, and the classic end
+/// record's member count (capped at 65,535) no longer holds the logs, which come last.
+fn zip_padded(dir: &Path, zip: &Path, method: &str, zip64: bool, pad: usize) {
     let script = r#"
 import os, sys, zipfile
-src, dst, method, zip64 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+src, dst, method, zip64, pad = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", int(sys.argv[5])
 comp = zipfile.ZIP_STORED if method == "stored" else zipfile.ZIP_DEFLATED
 with zipfile.ZipFile(dst, "w", compression=comp) as z:
+    for i in range(pad):
+        z.writestr(f"_pad-{i}", b"")
     for root, dirs, files in os.walk(src):
         dirs.sort()
         for f in sorted(files):
@@ -34,6 +43,7 @@ with zipfile.ZipFile(dst, "w", compression=comp) as z:
         .arg(zip)
         .arg(method)
         .arg(if zip64 { "1" } else { "0" })
+        .arg(pad.to_string())
         .status()
         .expect("python3");
     assert!(st.success());
@@ -61,9 +71,21 @@ fn zipped_logs_read_as_the_files_do() {
     let direct = apps(&[sample().display().to_string()]);
     assert_eq!(direct.len(), 7);
     let tmp = tempfile::tempdir().unwrap();
-    for (method, zip64) in [("stored", false), ("deflated", false), ("deflated", true)] {
-        let zip = tmp.path().join(format!("logs-{method}-{zip64}.zip"));
-        zip_with_python(&sample(), &zip, method, zip64);
+    let cases = [
+        ("stored", false, 0),
+        ("deflated", false, 0),
+        ("deflated", true, 0),
+        // the ZIP64 end of central directory record (Python writes it from 65,535 members)
+        ("stored", false, 65_536),
+    ];
+    for (method, zip64, pad) in cases {
+        let zip = tmp.path().join(format!("logs-{method}-{zip64}-{pad}.zip"));
+        zip_padded(&sample(), &zip, method, zip64, pad);
+        if pad > 0 {
+            let bytes = std::fs::read(&zip).unwrap();
+            let eocd64 = [0x50, 0x4b, 0x06, 0x06];
+            assert!(bytes.windows(4).rev().take(200).any(|w| w == eocd64));
+        }
         let rt = aether_ingest::io_runtime();
         let found = find_logs(
             &[zip.display().to_string()],
@@ -84,7 +106,11 @@ fn zipped_logs_read_as_the_files_do() {
             .collect();
         shown.sort();
         // PROVENANCE.md and the macOS resource fork are not logs; the rolling folder is one log
-        assert_eq!(shown, common::SAMPLE_LOGS, "{method} zip64={zip64}");
+        assert_eq!(
+            shown,
+            common::SAMPLE_LOGS,
+            "{method} zip64={zip64} pad={pad}"
+        );
         let lz4 = found
             .logs
             .iter()
@@ -94,7 +120,7 @@ fn zipped_logs_read_as_the_files_do() {
         assert_eq!(
             apps(&[zip.display().to_string()]),
             direct,
-            "{method} zip64={zip64}"
+            "{method} zip64={zip64} pad={pad}"
         );
     }
 }

@@ -549,7 +549,6 @@ pub(crate) fn settings_from(
 }
 
 fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
-    use aether_predict::qualify::Status;
     use aether_workflow::qualify::QualifyRequest;
     if a.dry_run {
         return select::dry_run(&a.event_log, &a.common.ingest_options(), a.format);
@@ -573,6 +572,8 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         ingest,
         batch_logs: a.batch_logs,
         derive: a.warehouse.is_some(),
+        output: a.output.clone(),
+        format: a.format.into(),
     };
     if let Some(location) = &a.warehouse {
         if a.platform_job_id.is_some() {
@@ -582,32 +583,24 @@ fn cmd_qualify(a: QualifyArgs) -> Result<ExitCode> {
         let (opts, names, _) = or_exit2!(aether_workflow::qualify::options(&ws, req));
         return qualify_to_warehouse(&a, &ws, location, &opts, &names, shown);
     }
-    let (results, names) = or_exit2!(aether_workflow::qualify::qualify(&ws, req));
+    let (done, _) = or_exit2!(aether_workflow::qualify::qualify(&ws, req));
     drop(shown);
-    print_qualified(&a, &results, &names)?;
-    Ok(if results.iter().any(|q| q.status == Status::Success) {
+    print_qualified(&a, &done)?;
+    Ok(if done.qualified > 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     })
 }
 
-/// Print the apps not qualified, write --output, print the summary (and --explain).
-fn print_qualified(
-    a: &QualifyArgs,
-    results: &[aether_predict::qualify::AppQualification],
-    names: &[String],
-) -> Result<()> {
-    use aether_predict::report;
-    for line in report::status_lines(results) {
+/// Print the apps not qualified, then the summary (and --explain).
+fn print_qualified(a: &QualifyArgs, done: &aether_predict::outputs::Finished) -> Result<()> {
+    for (_, line) in &done.lines {
         eprintln!("{line}");
     }
-    if let Some(dir) = &a.output {
-        report::write_outputs(dir, results, names)?;
-    }
     let width = (!a.wide).then(aether_core::table::terminal_width);
-    let text = report::summary_text(results, a.format.into(), a.explain.is_some(), width)?;
-    println!("{text}");
+    let out = a.output.as_deref();
+    done.print(&mut std::io::stdout(), a.explain.is_some(), width, out)?;
     Ok(())
 }
 
@@ -621,33 +614,33 @@ fn qualify_to_warehouse(
     shown: Option<progress::Display>,
 ) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
-    let q = aether_workflow::qualify::qualify_to_warehouse(
-        ws,
-        location,
-        &a.event_log,
-        a.force,
-        opts,
-        names,
-    );
+    let outputs =
+        aether_predict::outputs::Outputs::new(a.output.as_deref(), names, a.format.into());
+    let q = outputs.map_err(Into::into).and_then(|o| {
+        aether_workflow::qualify::qualify_to_warehouse(
+            ws,
+            location,
+            &a.event_log,
+            a.force,
+            opts,
+            names,
+            o,
+        )
+    });
     drop(shown);
     let q = or_exit2!(q);
     if a.common.shard.is_none() {
-        print_qualified(a, &q.results, names)?;
+        print_qualified(a, &q.finished)?;
     }
     for f in &q.failures {
         eprintln!("error: {f}");
     }
     eprintln!("{}", q.summary(location, t0.elapsed()));
-    let ok = q.written.iter().filter(|r| r.app_id.is_some()).count();
+    let ok = q.with_tables;
     if !q.failures.is_empty() {
         return Ok(ExitCode::from(2));
     }
-    let shard = shard_exit(
-        a.common.shard,
-        q.source_errors.len(),
-        q.written.len(),
-        q.skipped,
-    );
+    let shard = shard_exit(a.common.shard, q.source_errors.len(), q.written, q.skipped);
     if let Some(code) = shard {
         return Ok(code);
     }

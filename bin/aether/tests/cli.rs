@@ -415,6 +415,27 @@ fn s3_inputs_and_warehouse_through_a_local_moto_server() {
         ]
     );
 
+    // a .zip kept in S3 is named (listed or given), and the other logs are qualified
+    upload(
+        &moto.endpoint,
+        "aether-logs",
+        &[(&s.join("local-1796009671201"), "zipped/logs.zip")],
+    );
+    let o = aether_s3(&[
+        "qualify",
+        "--event_log",
+        "s3://aether-logs/zipped/",
+        "s3://aether-logs/zipped/logs.zip",
+        "s3://aether-logs/fleet/local-1796009671201",
+        "--s3-endpoint",
+        &moto.endpoint,
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let named = "FAILURE: s3://aether-logs/zipped/logs.zip: a .zip archive in S3 is not opened";
+    assert_eq!(err.matches(named).count(), 2, "{err}");
+    assert!(stdout(&o).contains("local-1796009671201"), "{}", stdout(&o));
+
     // a missing bucket is a named problem, not a crash
     let o = aether_s3(&[
         "sql",
@@ -1457,4 +1478,71 @@ fn workflow_commands_follow_the_settings_and_take_ids_as_printed() {
     let o = aether_home(home, &["report", "job", "--aether_job_id", "first"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("aether-12"), "{}", stderr(&o));
+}
+
+/// A fleet larger than the console's table (120 copies of a real log, each its own app id, and
+/// one broken log): every log is in status.csv in path order, every qualified app in
+/// qualification_summary.csv, the history and `--format csv`'s output; the table shows the
+/// 100 with the highest speedup and says so; no spill folder is left in the output folder.
+#[test]
+fn a_fleet_beyond_the_console_streams_every_app_out() {
+    let d = tempfile::tempdir().unwrap();
+    let (logs, out, home) = (
+        d.path().join("logs"),
+        d.path().join("out"),
+        d.path().join("h"),
+    );
+    std::fs::create_dir(&logs).unwrap();
+    let original = "local-1796009671201";
+    let text = std::fs::read_to_string(repo().join("datasets/sample").join(original)).unwrap();
+    for i in 0..120 {
+        let app = format!("local-17961{i:08}");
+        std::fs::write(logs.join(&app), text.replace(original, &app)).unwrap();
+    }
+    std::fs::write(logs.join("local-1796199999999"), "not an event log\n").unwrap();
+    let args = ["qualify", "--event_log", logs.to_str().unwrap(), "--output"];
+    let o = aether_home(&home, &[&args[..], &[out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .contains("100 of 120 qualified apps shown, those with the highest estimated speedup"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("FAILURE: "), "{}", stderr(&o));
+    let column = |file: &str, name: &str| -> Vec<String> {
+        let mut r = csv::Reader::from_path(out.join(file)).unwrap();
+        let at = r.headers().unwrap().iter().position(|c| c == name).unwrap();
+        r.records().map(|x| x.unwrap()[at].to_string()).collect()
+    };
+    let logs_in_status = column("status.csv", "Event Log");
+    let mut sorted = logs_in_status.clone();
+    sorted.sort();
+    assert_eq!(logs_in_status.len(), 121);
+    assert_eq!(logs_in_status, sorted, "status.csv in path order");
+    let apps = column("qualification_summary.csv", "App ID");
+    assert_eq!(apps.len(), 120);
+    assert_eq!(apps[0], "local-1796100000000");
+    let jobs = column("qualification_summary.csv", "Aether Job ID");
+    assert!(jobs.iter().all(|j| !j.is_empty()), "{jobs:?}");
+    assert_eq!(report_jobs(&home).len(), 120, "a job per qualified app");
+    let spills: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".spill"))
+        .collect();
+    assert!(spills.is_empty());
+    // the machine-readable console: every app
+    let o = aether_home(
+        &home,
+        &[
+            "qualify",
+            "--event_log",
+            logs.to_str().unwrap(),
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 1 + 120);
 }

@@ -247,6 +247,40 @@ pub struct Qualification {
     pub range: serde_json::Value,
 }
 
+/// One app run's qualification, as [`History::record_all`] takes it: the app (app id, attempt
+/// id, event log, app name), the CPU run read, the qualification, the AutoTuner's properties
+/// and the job's definition.
+pub struct Record<'a> {
+    pub app: (&'a str, &'a str, &'a str, &'a str),
+    pub run: &'a CpuRun,
+    pub qualification: &'a Qualification,
+    pub properties: &'a std::collections::BTreeMap<String, String>,
+    pub definition: Option<&'a serde_json::Value>,
+}
+
+fn record_one(tx: &rusqlite::Transaction<'_>, r: &Record<'_>) -> rusqlite::Result<Recorded> {
+    let (app_id, attempt_id, event_log, app_name) = r.app;
+    let job_id = record_in(
+        tx,
+        app_id,
+        attempt_id,
+        event_log,
+        app_name,
+        r.run,
+        r.qualification,
+    )?;
+    let qualification_id = tx.last_insert_rowid();
+    let config_id = config_in(tx, job_id, "qualify", Some(qualification_id), r.properties)?;
+    if let Some(d) = r.definition {
+        definition_in(tx, job_id, "event_log", d)?;
+    }
+    Ok(Recorded {
+        job_id,
+        qualification_id,
+        config_id,
+    })
+}
+
 /// What [`History::record`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Recorded {
@@ -550,20 +584,20 @@ impl History {
         properties: &std::collections::BTreeMap<String, String>,
         definition: Option<&serde_json::Value>,
     ) -> Result<Recorded> {
-        let (app_id, attempt_id, event_log, app_name) = app;
-        self.write(|tx| {
-            let job_id = record_in(tx, app_id, attempt_id, event_log, app_name, run, q)?;
-            let qualification_id = tx.last_insert_rowid();
-            let config_id = config_in(tx, job_id, "qualify", Some(qualification_id), properties)?;
-            if let Some(d) = definition {
-                definition_in(tx, job_id, "event_log", d)?;
-            }
-            Ok(Recorded {
-                job_id,
-                qualification_id,
-                config_id,
-            })
-        })
+        let r = Record {
+            app,
+            run,
+            qualification: q,
+            properties,
+            definition,
+        };
+        self.write(|tx| record_one(tx, &r))
+    }
+
+    /// [`History::record`] of several app runs in one transaction (a fleet's qualification
+    /// commits once per batch, not once per app); all or none are recorded.
+    pub fn record_all(&mut self, records: &[Record<'_>]) -> Result<Vec<Recorded>> {
+        self.write(|tx| records.iter().map(|r| record_one(tx, r)).collect())
     }
 
     /// The run (run id, job id, config id) whose event log is `event_log`, the latest if several.

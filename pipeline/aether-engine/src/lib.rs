@@ -216,17 +216,10 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat)
         }
         OutputFormat::Csv => {
             let mut buf = Vec::new();
-            {
-                let mut w = datafusion::arrow::csv::WriterBuilder::new()
-                    .with_header(true)
-                    .build(&mut buf);
-                if batches.is_empty() {
-                    w.write(&nested_as_text(&RecordBatch::new_empty(schema.clone()))?)
-                        .map_err(other)?;
-                }
-                for b in batches {
-                    w.write(&nested_as_text(b)?).map_err(other)?;
-                }
+            if batches.is_empty() {
+                csv_into(&mut buf, &[RecordBatch::new_empty(schema.clone())], true)?;
+            } else {
+                csv_into(&mut buf, batches, true)?;
             }
             String::from_utf8(buf).map_err(|e| EngineError::Other(e.to_string()))
         }
@@ -236,6 +229,20 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch], format: OutputFormat)
             Ok(if s.is_empty() { "[]".to_string() } else { s })
         }
     }
+}
+
+/// Append `batches` to `buf` as CSV (nested columns as text), with the header line first when
+/// `header` (the header of an empty batch alone is its schema's column names): what `render`
+/// writes, also in pieces (rows rendered apart and joined later read the same).
+pub fn csv_into(buf: &mut Vec<u8>, batches: &[RecordBatch], header: bool) -> Result<()> {
+    let other = |e: datafusion::arrow::error::ArrowError| EngineError::Other(e.to_string());
+    let mut w = datafusion::arrow::csv::WriterBuilder::new()
+        .with_header(header)
+        .build(buf);
+    for b in batches {
+        w.write(&nested_as_text(b)?).map_err(other)?;
+    }
+    Ok(())
 }
 
 /// A result file's format, from its extension (`.csv`, `.json`, `.parquet`, any case).

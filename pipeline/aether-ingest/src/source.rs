@@ -359,11 +359,16 @@ pub fn discover(
         }
         if input.starts_with("s3://") || input.starts_with("s3a://") {
             match rt.block_on(discover_s3(input, s3, recursive)) {
-                Ok(found) if found.is_empty() => errors.push(SourceError {
-                    path: input.clone(),
-                    error: "no objects under this prefix".into(),
-                }),
-                Ok(found) => logs.extend(found),
+                Ok((found, zips)) if found.is_empty() && zips.is_empty() => {
+                    errors.push(SourceError {
+                        path: input.clone(),
+                        error: "no objects under this prefix".into(),
+                    })
+                }
+                Ok((found, zips)) => {
+                    logs.extend(found);
+                    errors.extend(zips);
+                }
                 Err(e) => errors.push(SourceError {
                     path: input.clone(),
                     error: e,
@@ -611,11 +616,16 @@ fn zip_logs(
     }
 }
 
+/// Why a `.zip` kept in S3 is not read.
+const ZIP_IN_S3: &str = "a .zip archive in S3 is not opened (archives are read from local \
+     paths): copy it here (aws s3 cp) and give the local file, or keep the logs unzipped in S3";
+
+/// The logs under an `s3://` URL, and the `.zip` objects there, each a named problem.
 async fn discover_s3(
     url: &str,
     opts: &S3Options,
     recursive: bool,
-) -> Result<Vec<LogSource>, String> {
+) -> Result<(Vec<LogSource>, Vec<SourceError>), String> {
     use futures::TryStreamExt;
     let S3Location {
         store,
@@ -637,16 +647,26 @@ async fn discover_s3(
             .unwrap_or_else(|| m.last_modified.timestamp_millis().to_string()),
         modified_ms: Some(m.last_modified.timestamp_millis()),
     };
+    let zip = |key: &str| SourceError {
+        path: format!("{base}/{key}"),
+        error: ZIP_IN_S3.into(),
+    };
     // an exact object?
     if !prefix.is_empty()
         && let Ok(m) = store.head(&ObjPath::from(prefix)).await
     {
-        return Ok(vec![LogSource {
-            display: format!("{base}/{prefix}"),
-            layout: Layout::Single,
-            parts: vec![part(&m)],
-            in_progress: prefix.ends_with(".inprogress"),
-        }]);
+        if crate::zip::is_zip(prefix) {
+            return Ok((Vec::new(), vec![zip(prefix)]));
+        }
+        return Ok((
+            vec![LogSource {
+                display: format!("{base}/{prefix}"),
+                layout: Layout::Single,
+                parts: vec![part(&m)],
+                in_progress: prefix.ends_with(".inprogress"),
+            }],
+            Vec::new(),
+        ));
     }
     let list_prefix = if prefix.is_empty() {
         None
@@ -658,12 +678,21 @@ async fn discover_s3(
         .try_collect()
         .await
         .map_err(|e| e.to_string())?;
-    let listing = objects
+    let (zips, objects): (Vec<_>, Vec<_>) = objects
         .iter()
+        .partition(|m| crate::zip::is_zip(m.location.as_ref()));
+    let listing = objects
+        .into_iter()
         .map(|m| (m.location.as_ref().to_string(), part(m)))
         .collect();
     let top = (!recursive).then(|| prefix.trim_end_matches('/'));
-    listing_logs(&base, listing, top)
+    let zips = zips
+        .iter()
+        .map(|m| m.location.as_ref())
+        .filter(|k| top.is_none_or(|t| k.rsplit_once('/').map_or("", |(d, _)| d) == t))
+        .map(zip)
+        .collect();
+    Ok((listing_logs(&base, listing, top)?, zips))
 }
 
 /// The logs of a flat listing of keys (an object store's, an archive's members): grouped by

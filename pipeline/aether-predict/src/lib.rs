@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod error;
 pub mod history;
 pub mod model;
+pub mod outputs;
 pub mod platform;
 pub mod prices;
 pub mod profile;

@@ -94,6 +94,20 @@ pub struct AppQualification {
     pub derived: Vec<(String, RecordBatch)>,
 }
 
+impl AppQualification {
+    /// What a summary of many apps keeps of this one: all but its Spark properties, configs,
+    /// per-SQL predictions and derived rows (what only its own files need).
+    pub fn into_head(mut self) -> AppQualification {
+        self.spark_properties = BTreeMap::new();
+        self.java_command = None;
+        self.tuning = Vec::new();
+        self.spark_conf = String::new();
+        self.sqls = Vec::new();
+        self.derived = Vec::new();
+        self
+    }
+}
+
 fn lock(m: &std::sync::Mutex<Model>) -> Result<std::sync::MutexGuard<'_, Model>> {
     m.lock()
         .map_err(|_| PredictError::Invalid("the model lock is poisoned".into()))
@@ -646,13 +660,11 @@ impl<T> Batcher<T> {
 }
 
 /// Qualify every log named by `inputs` (paths, globs, directories, `s3://` URLs), several at a
-/// time. Small logs are judged in batches (one session, each query run once for all the apps
-/// in it: planning costs far more than the work on a small log); a log larger than
-/// [`BATCH_BYTES`] is judged as soon as it is read, together with the fullest batch still open
-/// (if any). Memory stays bounded by the logs in flight and one batch.
-/// `each(result, done, total)` is called (from worker threads) as soon as each log is judged,
-/// e.g. to record it. Results come back in input order; of several attempts of one app only
-/// the newest counts as qualified (the older ones become SKIPPED at the end).
+/// time (see [`qualify_logs`]), into one list in input order: the selection's left-out logs
+/// last, and of several attempts of one app only the newest qualified (the older ones become
+/// SKIPPED). `each(result, done, total)` is called (from worker threads) as soon as each log
+/// is judged. Every result is kept: for a fleet, [`qualify_logs`] into
+/// [`crate::outputs::Outputs`] keeps memory flat instead.
 pub fn qualify_inputs(
     inputs: &[String],
     o: &QualifyOptions,
@@ -660,9 +672,23 @@ pub fn qualify_inputs(
 ) -> Vec<AppQualification> {
     let rt = aether_ingest::io_runtime();
     let found = aether_ingest::discover(inputs, &o.ingest, &rt);
-    let mut out = qualify_logs(&found.logs, found.errors, o, &rt, |q, _, done, total| {
-        each(q, done, total)
-    });
+    let results: std::sync::Mutex<Vec<(u64, AppQualification)>> = Default::default();
+    qualify_logs(
+        &found.logs,
+        found.errors,
+        o,
+        &rt,
+        |key, mut q, _, done, total| {
+            each(&mut q, done, total);
+            if let Ok(mut r) = results.lock() {
+                r.push((key, q));
+            }
+        },
+    );
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(k, _)| *k);
+    let mut out: Vec<AppQualification> = results.into_iter().map(|(_, q)| q).collect();
+    skip_older_attempts(&mut out);
     out.extend(left_out(found.skipped));
     out
 }
@@ -674,27 +700,36 @@ pub fn left_out(skipped: Vec<aether_ingest::Skipped>) -> impl Iterator<Item = Ap
         .map(|s| not_qualified(&s.log, Status::Skipped, s.reason))
 }
 
-/// [`qualify_inputs`] of logs already discovered; with `o.derive`, `each` also gets the log and
-/// what was read of it (its tables), to keep them in a warehouse (else `None`: nothing is kept
-/// past its batch).
+/// Judge logs already discovered, several at a time. Small logs are judged in batches (one
+/// session, each query run once for all the apps in it: planning costs far more than the work
+/// on a small log); a log larger than [`BATCH_BYTES`] is judged as soon as it is read, together
+/// with the fullest batch still open (if any). Memory stays bounded by the logs in flight and
+/// one batch: nothing is kept here once `each` has it.
+///
+/// `each(key, result, read, done, total)` is called (from worker threads) as soon as each log
+/// is judged, `key` its place in `logs` (the unreadable inputs of `source_errors` after them:
+/// `logs.len() + i`); with `o.derive` it also gets the log and what was read of it (its
+/// tables), to keep them in a warehouse (else `None`: nothing is kept past its batch). Of
+/// several attempts of one app, each is given as qualified: which is newest is known only at
+/// the end ([`crate::outputs::Outputs::finish`]).
 pub fn qualify_logs(
     logs: &[aether_ingest::LogSource],
     source_errors: Vec<aether_ingest::SourceError>,
     o: &QualifyOptions,
     rt: &tokio::runtime::Runtime,
     each: impl Fn(
-        &mut AppQualification,
+        u64,
+        AppQualification,
         Option<(&aether_ingest::LogSource, &aether_ingest::LogOutcome)>,
         usize,
         usize,
     ) + Sync,
-) -> Vec<AppQualification> {
+) {
     let index: HashMap<&str, usize> = logs
         .iter()
         .enumerate()
         .map(|(i, l)| (l.display.as_str(), i))
         .collect();
-    let results: std::sync::Mutex<Vec<(usize, AppQualification)>> = Default::default();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let judge = |batch: Vec<(aether_ingest::LogSource, aether_ingest::LogOutcome)>| {
         // what was read of each log, for a caller keeping it (its batches shared, not copied)
@@ -707,13 +742,10 @@ pub fn qualify_logs(
             } else {
                 HashMap::new()
             };
-        for (name, mut q) in qualify_batch(batch, o) {
+        for (name, q) in qualify_batch(batch, o) {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let src = read.get(&name).map(|(l, lo)| (l, lo));
-            each(&mut q, src, n, logs.len());
-            if let Ok(mut r) = results.lock() {
-                r.push((index[name.as_str()], q));
-            }
+            each(index[name.as_str()] as u64, q, src, n, logs.len());
         }
     };
     let threads = match o.ingest.threads {
@@ -726,7 +758,7 @@ pub fn qualify_logs(
     if !o.derive {
         ingest.stop = Some(stop_rule(o.platform));
     }
-    let each = |log: &aether_ingest::LogSource, out: aether_ingest::LogOutcome| {
+    let read = |log: &aether_ingest::LogSource, out: aether_ingest::LogOutcome| {
         let bytes = out.bytes;
         let item = (log.clone(), out);
         // a log stopped early is judged at once, from its start alone (no views to compute)
@@ -746,7 +778,7 @@ pub fn qualify_logs(
             judge(batch);
         }
     };
-    aether_ingest::read_logs_then(logs, &ingest, rt, each, idle);
+    aether_ingest::read_logs_then(logs, &ingest, rt, read, idle);
     // the batches left, several at a time
     let rest = batcher
         .into_inner()
@@ -762,24 +794,29 @@ pub fn qualify_logs(
             });
         }
     });
-    let mut results = results.into_inner().unwrap_or_default();
-    results.sort_by_key(|(i, _)| *i);
-    let mut out: Vec<AppQualification> = results.into_iter().map(|(_, q)| q).collect();
-    for e in source_errors {
-        out.push(not_qualified(&e.path, Status::Failure, e.error));
+    for (i, e) in source_errors.into_iter().enumerate() {
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let q = not_qualified(&e.path, Status::Failure, e.error);
+        each((logs.len() + i) as u64, q, None, n, logs.len());
     }
-    skip_older_attempts(&mut out);
-    out
+}
+
+/// An app's attempt number (`attempt_id`, 0 when absent or not a number): of several qualified
+/// logs of one app id, only the highest counts.
+pub fn attempt(q: &AppQualification) -> i64 {
+    q.attempt_id
+        .as_deref()
+        .and_then(|a| a.trim().parse::<i64>().ok())
+        .unwrap_or(0)
+}
+
+/// Why a qualified app's older attempt is SKIPPED.
+pub fn older_attempt(app_id: &str, attempt: i64) -> String {
+    format!("app {app_id}: attempt {attempt} skipped, a newer attempt is qualified")
 }
 
 /// Of several qualified logs of one app id with different attempt ids, keep the newest attempt.
 fn skip_older_attempts(out: &mut [AppQualification]) {
-    let attempt = |q: &AppQualification| {
-        q.attempt_id
-            .as_deref()
-            .and_then(|a| a.trim().parse::<i64>().ok())
-            .unwrap_or(0)
-    };
     let mut newest: BTreeMap<String, i64> = BTreeMap::new();
     for q in out.iter().filter(|q| q.status == Status::Success) {
         let a = attempt(q);
@@ -790,10 +827,7 @@ fn skip_older_attempts(out: &mut [AppQualification]) {
         let a = attempt(q);
         if a < newest[&q.app_id] {
             q.status = Status::Skipped;
-            q.status_reason = format!(
-                "app {}: attempt {a} skipped, a newer attempt is qualified",
-                q.app_id
-            );
+            q.status_reason = older_attempt(&q.app_id, a);
         }
     }
 }

@@ -151,7 +151,6 @@ pub fn summary_text(
     explain: bool,
     width: Option<usize>,
 ) -> Result<String> {
-    use std::fmt::Write as _;
     let summary = summary(results)?;
     let mut text = match (format, width) {
         (aether_engine::OutputFormat::Table, Some(w)) => narrow_table(&summary, w)?,
@@ -159,24 +158,11 @@ pub fn summary_text(
     }
     .trim_end()
     .to_string();
-    let mut why = String::new();
-    if explain {
-        for q in results.iter().filter(|q| q.status == Status::Success) {
-            let _ = write!(
-                why,
-                "\n\n{} ({}): speedup {:.2}",
-                q.app_id, q.app_name, q.speedup.speedup
-            );
-            for (f, v) in &q.reasons {
-                let way = if *v > 0.0 {
-                    "raises the speedup"
-                } else {
-                    "lowers it"
-                };
-                let _ = write!(why, "\n  {f:<40} {v:+.4} ({way})");
-            }
-        }
-    }
+    let why = if explain {
+        reasons_text(results)
+    } else {
+        String::new()
+    };
     match (format, width) {
         (aether_engine::OutputFormat::Table, Some(w)) => {
             text.push_str(&aether_core::table::wrap(&why, w))
@@ -186,20 +172,27 @@ pub fn summary_text(
     Ok(text)
 }
 
-/// One line per app not qualified, or qualified with a note: `STATUS: log: reason`.
-pub fn status_lines(results: &[AppQualification]) -> Vec<String> {
-    results
-        .iter()
-        .filter(|q| q.status != Status::Success || !q.status_reason.is_empty())
-        .map(|q| {
-            format!(
-                "{}: {}: {}",
-                q.status.as_str(),
-                q.event_log,
-                q.status_reason
-            )
-        })
-        .collect()
+/// Each qualified app's top reasons (SHAP contributions), as `--explain` prints them under the
+/// summary.
+pub fn reasons_text(results: &[AppQualification]) -> String {
+    use std::fmt::Write as _;
+    let mut why = String::new();
+    for q in results.iter().filter(|q| q.status == Status::Success) {
+        let _ = write!(
+            why,
+            "\n\n{} ({}): speedup {:.2}",
+            q.app_id, q.app_name, q.speedup.speedup
+        );
+        for (f, v) in &q.reasons {
+            let way = if *v > 0.0 {
+                "raises the speedup"
+            } else {
+                "lowers it"
+            };
+            let _ = write!(why, "\n  {f:<40} {v:+.4} ({way})");
+        }
+    }
+    why
 }
 
 /// The qualified apps, one row each (the console view: the figures a decision needs).
@@ -607,54 +600,11 @@ pub fn evaluation(ev: &crate::train::Evaluation) -> Result<RecordBatch> {
     ])
 }
 
-fn write_csv(path: &Path, b: &RecordBatch) -> Result<()> {
-    let text = aether_engine::render(
-        &b.schema(),
-        std::slice::from_ref(b),
-        aether_engine::OutputFormat::Csv,
-    )?;
-    write_atomic(path, text.as_bytes())
-}
-
 /// Write through a temporary file and rename, so a reader never sees half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).map_err(PredictError::io(format!("writing {}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(PredictError::io(format!("writing {}", path.display())))?;
-    Ok(())
-}
-
-/// The files of `--output DIR`.
-pub fn write_outputs(dir: &Path, results: &[AppQualification], names: &[String]) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(PredictError::io(format!("creating {}", dir.display())))?;
-    write_csv(
-        &dir.join("qualification_summary.csv"),
-        &qualification_summary(results)?,
-    )?;
-    write_csv(&dir.join("status.csv"), &status(results)?)?;
-    write_csv(&dir.join("per_sql.csv"), &per_sql(results)?)?;
-    write_csv(&dir.join("features.csv"), &features(results, names)?)?;
-    // per app: its Spark configs and cluster shape
-    let mut used = std::collections::HashSet::new();
-    for q in results.iter().filter(|q| q.status == Status::Success) {
-        let mut base = match &q.attempt_id {
-            Some(a) => format!("{}_{a}", q.app_id),
-            None => q.app_id.clone(),
-        };
-        base = base.replace(['/', '\\'], "_");
-        let mut name = base.clone();
-        let mut n = 1;
-        while !used.insert(name.clone()) {
-            n += 1;
-            name = format!("{base}-{n}");
-        }
-        write_atomic(&dir.join(format!("{name}.conf")), q.spark_conf.as_bytes())?;
-        if let Some(c) = &q.cluster {
-            let json = serde_json::to_string_pretty(c)?;
-            write_atomic(&dir.join(format!("{name}-cluster.json")), json.as_bytes())?;
-        }
-    }
     Ok(())
 }
 

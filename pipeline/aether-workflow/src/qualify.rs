@@ -6,6 +6,7 @@
 use crate::error::{Context, Result, invalid};
 use crate::workspace::Workspace;
 use aether_core::RunOn;
+use aether_predict::outputs::{Finished, Outputs};
 use aether_predict::qualify::{AppQualification, QualifyOptions, Status};
 use std::path::PathBuf;
 
@@ -30,6 +31,10 @@ pub struct QualifyRequest {
     pub batch_logs: usize,
     /// Keep each app's derived tables (a fleet warehouse).
     pub derive: bool,
+    /// `--output DIR`: the files of every app.
+    pub output: Option<PathBuf>,
+    /// What the console prints (a table shows up to `outputs::CONSOLE_APPS` apps).
+    pub format: aether_engine::OutputFormat,
 }
 
 /// The options qualify runs with, resolved from the request and the settings; the model's
@@ -86,13 +91,126 @@ pub fn options(
     Ok((opts, names, model_name))
 }
 
-/// Qualify the request's logs (and step) into the history; every app's result, and the
-/// model's feature names (what `--output` writes).
-pub fn qualify(
-    ws: &Workspace,
-    mut req: QualifyRequest,
-) -> Result<(Vec<AppQualification>, Vec<String>)> {
+/// Results on their way out, from the worker threads: in batches of [`SINK_BATCH`] apps or
+/// [`SINK_WAIT`], whichever comes first, each recorded in the history in one transaction (when
+/// there is one), then handed to the outputs. A run killed midway keeps every batch it
+/// recorded.
+struct Sink<'a> {
+    ws: &'a Workspace,
+    outputs: Outputs,
+    history: Option<(
+        &'a std::sync::Mutex<aether_core::History>,
+        &'a QualifyOptions,
+        &'a str,
+    )>,
+    /// The step's event log: the job id recorded for it is kept.
+    step_log: Option<&'a str>,
+    step_jobs: std::sync::Mutex<Vec<i64>>,
+    pending: std::sync::Mutex<Pending>,
+    /// The first error the outputs met (no more is given to them after it).
+    failed: std::sync::Mutex<Option<aether_predict::error::PredictError>>,
+}
+
+/// The apps not recorded yet (by key), and when the first of them came.
+type Pending = (Vec<(u64, AppQualification)>, Option<std::time::Instant>);
+
+/// Apps recorded in one history transaction at most…
+const SINK_BATCH: usize = 64;
+/// …and how long a batch collects apps (it is recorded with the first app after that).
+const SINK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl<'a> Sink<'a> {
+    /// To the outputs alone (no history, no step).
+    fn new(ws: &'a Workspace, outputs: Outputs) -> Sink<'a> {
+        Sink {
+            ws,
+            outputs,
+            history: None,
+            step_log: None,
+            step_jobs: Default::default(),
+            pending: Default::default(),
+            failed: Default::default(),
+        }
+    }
+
+    fn add(&self, key: u64, q: AppQualification) {
+        let full = match self.pending.lock() {
+            Ok(mut p) => {
+                let (apps, since) = &mut *p;
+                apps.push((key, q));
+                let first = *since.get_or_insert_with(std::time::Instant::now);
+                (apps.len() >= SINK_BATCH || first.elapsed() >= SINK_WAIT).then(|| {
+                    *since = None;
+                    std::mem::take(apps)
+                })
+            }
+            Err(_) => None,
+        };
+        if let Some(batch) = full {
+            self.flush(batch);
+        }
+    }
+
+    fn flush(&self, mut batch: Vec<(u64, AppQualification)>) {
+        if let Some((history, opts, model)) = self.history {
+            let mut qualified: Vec<&mut AppQualification> = batch
+                .iter_mut()
+                .map(|(_, q)| q)
+                .filter(|q| q.status == Status::Success)
+                .collect();
+            let errors =
+                aether_predict::history::record_all(history, &mut qualified, opts.platform, model);
+            for (i, e) in errors {
+                let log = &qualified[i].event_log;
+                self.ws.warn(&format!("{log}: not recorded: {e}"));
+            }
+        }
+        if let Some(step) = self.step_log {
+            let same = |l: &str| l.trim_end_matches('/') == step.trim_end_matches('/');
+            if let Ok(mut jobs) = self.step_jobs.lock() {
+                jobs.extend(
+                    batch
+                        .iter()
+                        .filter(|(_, q)| same(&q.event_log))
+                        .filter_map(|(_, q)| q.job_id),
+                );
+            }
+        }
+        let Ok(mut failed) = self.failed.lock() else {
+            return;
+        };
+        for (key, q) in batch {
+            if failed.is_some() {
+                return;
+            }
+            if let Err(e) = self.outputs.add(key, q) {
+                *failed = Some(e);
+            }
+        }
+    }
+
+    /// The last batch flushed; what the outputs say at the end.
+    fn finish(self) -> Result<(Finished, Vec<i64>)> {
+        let rest = self
+            .pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut p.0))
+            .unwrap_or_default();
+        self.flush(rest);
+        if let Some(e) = self.failed.into_inner().ok().flatten() {
+            return Err(e.into());
+        }
+        let jobs = self.step_jobs.into_inner().unwrap_or_default();
+        Ok((self.outputs.finish()?, jobs))
+    }
+}
+
+/// Qualify the request's logs (and step) into the history, writing `--output DIR`'s files
+/// (`req.output`) as the apps are judged; what the console shows, and the model's feature
+/// names.
+pub fn qualify(ws: &Workspace, mut req: QualifyRequest) -> Result<(Finished, Vec<String>)> {
     let step = req.step.take();
+    let (output, format) = (req.output.take(), req.format);
     let mut inputs = std::mem::take(&mut req.event_log);
     let (opts, names, model_name) = options(ws, req)?;
     let history = std::sync::Mutex::new(ws.history()?);
@@ -105,38 +223,44 @@ pub fn qualify(
         }
         None => None,
     };
-    let results = aether_predict::qualify::qualify_inputs(&inputs, &opts, |q, _done, _total| {
-        // each app is recorded as soon as it is judged: a run killed midway keeps what it did
-        if q.status == Status::Success {
-            match aether_predict::history::record(&history, q, opts.platform, &model_name) {
-                Ok(r) => {
-                    q.job_id = Some(r.job_id);
-                    q.shape_id = Some(r.qualification_id);
-                    q.config_id = Some(r.config_id);
-                }
-                Err(e) => ws.warn(&format!("{}: not recorded: {e}", q.event_log)),
-            }
-        }
-    });
+    let rt = aether_ingest::io_runtime();
+    let found = aether_ingest::discover(&inputs, &opts.ingest, &rt);
+    let mut sink = Sink::new(ws, Outputs::new(output.as_deref(), &names, format)?);
+    sink.history = Some((&history, &opts, &model_name));
+    sink.step_log = step.as_ref().map(|s| s.event_log.as_str());
+    let first_left_out = (found.logs.len() + found.errors.len()) as u64;
+    aether_predict::qualify::qualify_logs(
+        &found.logs,
+        found.errors,
+        &opts,
+        &rt,
+        |k, q, _, _, _| sink.add(k, q),
+    );
+    for (i, q) in aether_predict::qualify::left_out(found.skipped).enumerate() {
+        sink.add(first_left_out + i as u64, q);
+    }
+    let (finished, step_jobs) = sink.finish()?;
     if let Some(src) = &step {
-        let same = |l: &str| l.trim_end_matches('/') == src.event_log.trim_end_matches('/');
         let mut h = history.lock().unwrap_or_else(|e| e.into_inner());
-        for q in results.iter().filter(|q| same(&q.event_log)) {
-            let Some(job_id) = q.job_id else { continue };
+        for job_id in step_jobs {
             if let Err(e) = crate::source::record_step_source(ws, &mut h, job_id, src) {
                 ws.warn(&format!("step {}: not recorded: {e:#}", src.step.step_id));
             }
         }
     }
-    Ok((results, names))
+    Ok((finished, names))
 }
 
 /// What `qualify --warehouse` did.
 pub struct WarehouseQualified {
-    /// Every app judged.
-    pub results: Vec<AppQualification>,
-    /// The logs read and written (with their problems).
-    pub written: Vec<aether_ingest::LogReport>,
+    /// What the console shows of the apps judged.
+    pub finished: Finished,
+    /// Logs read and written.
+    pub written: usize,
+    /// …of which with tables (an app's events).
+    pub with_tables: usize,
+    /// Uncompressed bytes read.
+    pub bytes: u64,
     /// Logs the warehouse already held (not read again).
     pub skipped: usize,
     /// Inputs that could not be listed or read.
@@ -148,15 +272,12 @@ pub struct WarehouseQualified {
 impl WarehouseQualified {
     /// What was read, judged and skipped, in one line (`took`: the whole command's time).
     pub fn summary(&self, location: &str, took: std::time::Duration) -> String {
-        let tables = self.written.iter().filter(|r| r.app_id.is_some()).count();
-        let bytes: u64 = self.written.iter().map(|r| r.bytes).sum();
-        let judged = self.results.iter().filter(|r| r.status == Status::Success);
         format!(
             "ingested {} log(s) ({} with tables, {} qualified, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
-            self.written.len(),
-            tables,
-            judged.count(),
-            bytes as f64 / 1e6,
+            self.written,
+            self.with_tables,
+            self.finished.qualified,
+            self.bytes as f64 / 1e6,
             took.as_secs_f64(),
             self.skipped,
             location
@@ -166,7 +287,8 @@ impl WarehouseQualified {
 
 /// `qualify --warehouse`: judge the logs the warehouse does not hold yet and write each one's
 /// raw tables, derived tables and marker as soon as it is judged (a task killed midway keeps
-/// what it finished; its retry skips it). `force`: read again the logs it holds.
+/// what it finished; its retry skips it), each app's result to `outputs`. `force`: read again
+/// the logs it holds.
 pub fn qualify_to_warehouse(
     ws: &Workspace,
     location: &str,
@@ -174,37 +296,45 @@ pub fn qualify_to_warehouse(
     force: bool,
     opts: &QualifyOptions,
     names: &[String],
+    outputs: Outputs,
 ) -> Result<WarehouseQualified> {
     let rt = aether_ingest::io_runtime();
     let wh = aether_engine::Warehouse::open(location, &opts.ingest.s3).context(location)?;
     let pending = wh
         .pending(event_log, &opts.ingest, force, &rt)
         .context(location)?;
-    let written = std::sync::Mutex::new(Vec::new());
+    // (logs written, with tables, bytes)
+    let written = std::sync::Mutex::new((0usize, 0usize, 0u64));
     let failures = std::sync::Mutex::new(Vec::<String>::new());
     let handle = rt.handle().clone();
-    let results = aether_predict::qualify::qualify_logs(
+    let sink = Sink::new(ws, outputs);
+    let first_left_out = (pending.todo.len() + pending.source_errors.len()) as u64;
+    aether_predict::qualify::qualify_logs(
         &pending.todo,
         pending.source_errors.clone(),
         opts,
         &rt,
-        |q, read, _, _| {
-            let Some((log, out)) = read else { return };
-            let res = aether_predict::report::warehouse_tables(q, names).and_then(|t| {
-                handle
-                    .block_on(wh.write_log(log, out, &t))
-                    .map_err(aether_predict::error::PredictError::from)
-            });
-            if let Err(e) = res
-                && let Ok(mut f) = failures.lock()
-            {
-                f.push(format!("{}: not written to {location}: {e:#}", log.display));
+        |key, mut q, read, _, _| {
+            if let Some((log, out)) = read {
+                let res = aether_predict::report::warehouse_tables(&q, names).and_then(|t| {
+                    handle
+                        .block_on(wh.write_log(log, out, &t))
+                        .map_err(aether_predict::error::PredictError::from)
+                });
+                if let Err(e) = res
+                    && let Ok(mut f) = failures.lock()
+                {
+                    f.push(format!("{}: not written to {location}: {e:#}", log.display));
+                }
+                if let Ok(mut w) = written.lock() {
+                    w.0 += 1;
+                    w.1 += usize::from(out.app.is_some());
+                    w.2 += out.bytes;
+                }
             }
             // written: a fleet shard's memory stays bounded by its largest app
             q.derived = Vec::new();
-            if let Ok(mut w) = written.lock() {
-                w.push(aether_ingest::LogReport::of(log, out.clone()));
-            }
+            sink.add(key, q);
         },
     );
     if let Err(e) = rt.block_on(wh.write_source_errors(event_log, &pending.source_errors)) {
@@ -212,11 +342,16 @@ pub fn qualify_to_warehouse(
             "{location}: the unreadable inputs are not recorded: {e}"
         ));
     }
-    let mut results = results;
-    results.extend(aether_predict::qualify::left_out(pending.left_out));
+    for (i, q) in aether_predict::qualify::left_out(pending.left_out).enumerate() {
+        sink.add(first_left_out + i as u64, q);
+    }
+    let (finished, _) = sink.finish()?;
+    let (written, with_tables, bytes) = written.into_inner().unwrap_or_default();
     Ok(WarehouseQualified {
-        results,
-        written: written.into_inner().unwrap_or_default(),
+        finished,
+        written,
+        with_tables,
+        bytes,
         skipped: pending.skipped.len(),
         source_errors: pending.source_errors,
         failures: failures.into_inner().unwrap_or_default(),

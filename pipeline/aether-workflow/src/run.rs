@@ -101,14 +101,9 @@ pub fn run(
             ..Default::default()
         };
         match crate::qualify::qualify(ws, q) {
-            Ok((results, _)) => {
-                for q in results.iter().filter(|q| q.status != Status::Success) {
-                    ws.warn(&format!(
-                        "{}: {}: {}",
-                        q.status.as_str(),
-                        q.event_log,
-                        q.status_reason
-                    ));
+            Ok((done, _)) => {
+                for (_, line) in done.lines.iter().filter(|(s, _)| *s != Status::Success) {
+                    ws.warn(line);
                 }
             }
             Err(e) => ws.warn(&format!(

@@ -176,15 +176,16 @@ impl<'a> Sink<'a> {
                 );
             }
         }
-        let Ok(mut failed) = self.failed.lock() else {
-            return;
-        };
+        // the apps' rows are rendered side by side (the outputs lock only to append them)
+        let stopped = || self.failed.lock().map_or(true, |f| f.is_some());
         for (key, q) in batch {
-            if failed.is_some() {
+            if stopped() {
                 return;
             }
-            if let Err(e) = self.outputs.add(key, q) {
-                *failed = Some(e);
+            if let Err(e) = self.outputs.add(key, q)
+                && let Ok(mut f) = self.failed.lock()
+            {
+                f.get_or_insert(e);
             }
         }
     }

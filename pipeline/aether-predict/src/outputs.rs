@@ -2,19 +2,19 @@
 //! flat memory: each app's rows of `--output DIR`'s files are rendered at once and spilled to
 //! files beside them (`DIR/.spill-PID/`), with only each row's key, offset and length kept;
 //! at the end every file is written in key (input) order from the spills. What is kept per app
-//! is what the end needs: a qualified app's key, app id number, attempt and log name (the rule
+//! is what the end needs: a qualified app's key, app id, attempt and log name (the rule
 //! that only an app's newest attempt counts, [`Outputs::finish`]), the status lines of logs not
 //! qualified, and the console's apps: all qualified apps up to [`CONSOLE_APPS`], else the ones
 //! with the highest estimated speedup.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Write as _;
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{PredictError, Result};
-use crate::qualify::{AppQualification, Status, attempt, older_attempt};
+use crate::qualify::{AppQualification, Status, attempt, older_attempt, older_attempts};
 use crate::report;
 
 /// Qualified apps the console table shows at most (all of them in input order up to this;
@@ -23,14 +23,12 @@ pub const CONSOLE_APPS: usize = 100;
 
 /// A line for an app that was not qualified, or was with a note: `STATUS: log: reason`.
 pub fn status_line(q: &AppQualification) -> Option<String> {
-    (q.status != Status::Success || !q.status_reason.is_empty()).then(|| {
-        format!(
-            "{}: {}: {}",
-            q.status.as_str(),
-            q.event_log,
-            q.status_reason
-        )
-    })
+    (q.status != Status::Success || !q.status_reason.is_empty())
+        .then(|| line(q.status, &q.event_log, &q.status_reason))
+}
+
+fn line(status: Status, log: &str, reason: &str) -> String {
+    format!("{}: {log}: {reason}", status.as_str())
 }
 
 /// One file's rows, appended as they come: where each key's bytes are.
@@ -282,7 +280,7 @@ impl Rows {
 /// A qualified app, as the end needs it.
 struct Qualified {
     key: u64,
-    app: u32,
+    app_id: Box<str>,
     attempt: i64,
     event_log: Box<str>,
     /// The base of its files' names in `--output DIR` (`APP_ATTEMPT`).
@@ -297,10 +295,6 @@ struct Inner {
     spills: Option<Spills>,
     /// The console's rows, when it prints CSV or JSON (every qualified app).
     console: Option<Spill>,
-    /// App id → its number.
-    apps: HashMap<Box<str>, u32>,
-    /// By app number: its newest qualified attempt.
-    newest: Vec<i64>,
     qualified: Vec<Qualified>,
     /// Status lines of logs not qualified (or qualified with a note), by key.
     lines: Vec<(u64, Status, String)>,
@@ -483,18 +477,6 @@ impl Outputs {
         if q.status != Status::Success {
             return Ok(());
         }
-        let a = attempt(&q);
-        let app = match inner.apps.get(q.app_id.as_str()) {
-            Some(&n) => n,
-            None => {
-                let n = inner.newest.len() as u32;
-                inner.apps.insert(q.app_id.as_str().into(), n);
-                inner.newest.push(i64::MIN);
-                n
-            }
-        };
-        let newest = &mut inner.newest[app as usize];
-        *newest = (*newest).max(a);
         let name = match &q.attempt_id {
             Some(at) => format!("{}_{at}", q.app_id),
             None => q.app_id.clone(),
@@ -502,8 +484,8 @@ impl Outputs {
         .replace(['/', '\\'], "_");
         inner.qualified.push(Qualified {
             key,
-            app,
-            attempt: a,
+            app_id: q.app_id.as_str().into(),
+            attempt: attempt(&q),
             event_log: q.event_log.as_str().into(),
             name: name.into(),
         });
@@ -524,33 +506,18 @@ impl Outputs {
             .inner
             .into_inner()
             .map_err(|_| PredictError::Invalid("the outputs' lock is poisoned".into()))?;
-        let older: HashSet<u64> = inner
-            .qualified
-            .iter()
-            .filter(|q| q.attempt < inner.newest[q.app as usize])
-            .map(|q| q.key)
-            .collect();
-        if !older.is_empty() {
-            let mut ids = vec![""; inner.newest.len()];
-            for (id, &n) in &inner.apps {
-                ids[n as usize] = id;
-            }
-            let mut lines: Vec<(u64, Status, String)> = Vec::new();
-            for q in inner.qualified.iter().filter(|q| older.contains(&q.key)) {
-                lines.push((
-                    q.key,
-                    Status::Skipped,
-                    format!(
-                        "{}: {}: {}",
-                        Status::Skipped.as_str(),
-                        q.event_log,
-                        older_attempt(ids[q.app as usize], q.attempt)
-                    ),
-                ));
-            }
-            // an older attempt's note, if any, gives way to the SKIPPED line
-            inner.lines.retain(|(k, _, _)| !older.contains(k));
-            inner.lines.extend(lines);
+        let older = older_attempts(
+            inner
+                .qualified
+                .iter()
+                .map(|q| (q.key, &*q.app_id, q.attempt)),
+        );
+        // an older attempt's note, if any, gives way to its SKIPPED line
+        inner.lines.retain(|(k, _, _)| !older.contains(k));
+        for q in inner.qualified.iter().filter(|q| older.contains(&q.key)) {
+            let reason = older_attempt(&q.app_id, q.attempt);
+            let l = line(Status::Skipped, &q.event_log, &reason);
+            inner.lines.push((q.key, Status::Skipped, l));
         }
         inner.lines.sort_by_key(|(k, _, _)| *k);
         if let Some(s) = inner.spills.take() {

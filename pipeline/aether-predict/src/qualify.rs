@@ -815,19 +815,37 @@ pub fn older_attempt(app_id: &str, attempt: i64) -> String {
     format!("app {app_id}: attempt {attempt} skipped, a newer attempt is qualified")
 }
 
-/// Of several qualified logs of one app id with different attempt ids, keep the newest attempt.
-fn skip_older_attempts(out: &mut [AppQualification]) {
-    let mut newest: BTreeMap<String, i64> = BTreeMap::new();
-    for q in out.iter().filter(|q| q.status == Status::Success) {
-        let a = attempt(q);
-        let e = newest.entry(q.app_id.clone()).or_insert(a);
+/// Of qualified apps given as (key, app id, attempt), the keys of those a newer attempt of the
+/// same app id supersedes: of several qualified logs of one app, only the newest counts.
+pub fn older_attempts<'a, I>(apps: I) -> std::collections::HashSet<u64>
+where
+    I: IntoIterator<Item = (u64, &'a str, i64)>,
+    I::IntoIter: Clone,
+{
+    let apps = apps.into_iter();
+    let mut newest: HashMap<&str, i64> = HashMap::new();
+    for (_, id, a) in apps.clone() {
+        let e = newest.entry(id).or_insert(a);
         *e = (*e).max(a);
     }
-    for q in out.iter_mut().filter(|q| q.status == Status::Success) {
-        let a = attempt(q);
-        if a < newest[&q.app_id] {
+    apps.filter(|(_, id, a)| *a < newest[id])
+        .map(|(k, _, _)| k)
+        .collect()
+}
+
+/// Of several qualified logs of one app id with different attempt ids, keep the newest attempt
+/// ([`older_attempts`]): the older ones become SKIPPED.
+fn skip_older_attempts(out: &mut [AppQualification]) {
+    let older = older_attempts(
+        out.iter()
+            .enumerate()
+            .filter(|(_, q)| q.status == Status::Success)
+            .map(|(i, q)| (i as u64, q.app_id.as_str(), attempt(q))),
+    );
+    for (i, q) in out.iter_mut().enumerate() {
+        if older.contains(&(i as u64)) {
             q.status = Status::Skipped;
-            q.status_reason = older_attempt(&q.app_id, a);
+            q.status_reason = older_attempt(&q.app_id, attempt(q));
         }
     }
 }

@@ -1029,6 +1029,38 @@ fn qualify_session(
 mod tests {
     use super::*;
 
+    /// Of several qualified logs of one app id only the newest attempt counts (a missing or
+    /// unreadable attempt id is 0); logs not qualified take no part.
+    #[test]
+    fn only_an_apps_newest_attempt_is_qualified() {
+        let app = |id: &str, attempt: Option<&str>, status: Status| {
+            let mut q = not_qualified("/logs/x", status, String::new());
+            q.app_id = id.into();
+            q.attempt_id = attempt.map(Into::into);
+            q
+        };
+        let mut out = vec![
+            app("a", Some("1"), Status::Success),
+            app("a", Some("3"), Status::Failure),
+            app("a", Some("2"), Status::Success),
+            app("b", None, Status::Success),
+            app("b", Some("x"), Status::Success),
+            app("c", Some("1"), Status::Success),
+            app("c", None, Status::Success),
+        ];
+        skip_older_attempts(&mut out);
+        let status: Vec<Status> = out.iter().map(|q| q.status).collect();
+        use Status::{Failure, Skipped, Success};
+        assert_eq!(
+            status,
+            [
+                Skipped, Failure, Success, Success, Success, Success, Skipped
+            ]
+        );
+        assert_eq!(out[0].status_reason, older_attempt("a", 1));
+        assert_eq!(out[6].status_reason, older_attempt("c", 0));
+    }
+
     #[test]
     fn batches_hold_logs_within_bounds() {
         let mut b = Batcher::new(3, 100, 2);

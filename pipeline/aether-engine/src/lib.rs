@@ -661,15 +661,35 @@ impl WarehouseReport {
                 .map(|s| format!("SKIPPED: {}: {}", s.log, s.reason)),
         );
         let read_ok = self.written.iter().filter(|r| r.app_id.is_some()).count();
-        out.push(format!(
-            "ingested {} log(s) ({read_ok} with tables, {:.1} MB uncompressed, {secs:.2} s), \
-             skipped {} already in {location}",
-            self.written.len(),
-            self.bytes as f64 / 1e6,
+        out.push(ingested_line(
+            (self.written.len(), read_ok),
+            None,
+            self.bytes,
+            secs,
             self.skipped.len(),
+            location,
         ));
         out
     }
+}
+
+/// The line an ingest into the warehouse at `location` ends with: the logs read (and of them
+/// with tables), the apps qualified (`qualify --warehouse`), the uncompressed bytes, the
+/// seconds taken, the logs it already held.
+pub fn ingested_line(
+    (logs, tables): (usize, usize),
+    qualified: Option<usize>,
+    bytes: u64,
+    secs: f64,
+    skipped: usize,
+    location: &str,
+) -> String {
+    let qualified = qualified.map_or(String::new(), |q| format!("{q} qualified, "));
+    format!(
+        "ingested {logs} log(s) ({tables} with tables, {qualified}{:.1} MB uncompressed, \
+         {secs:.2} s), skipped {skipped} already in {location}",
+        bytes as f64 / 1e6
+    )
 }
 
 /// How the warehouse's Parquet is written (zstd).

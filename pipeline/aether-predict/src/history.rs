@@ -114,9 +114,9 @@ fn locked(history: &Mutex<History>) -> Result<std::sync::MutexGuard<'_, History>
 }
 
 /// Record qualified apps, each with the AutoTuner's properties as a config and, when its log
-/// holds its spark-submit command line, the job's definition, all in one transaction; each app's ids are set on it
-/// (`job_id`, `shape_id`, `config_id`). When the transaction fails, each app is recorded on its
-/// own, so that one bad app fails alone: the errors, by app.
+/// holds its spark-submit command line, the job's definition, all in one transaction; each
+/// app's ids are set on it (`job_id`, `shape_id`, `config_id`). When the transaction fails,
+/// each app is recorded on its own, so that one bad app fails alone: the errors, by app.
 pub fn record_all(
     history: &Mutex<History>,
     qs: &mut [&mut AppQualification],

@@ -133,6 +133,14 @@ impl<'a> Sink<'a> {
         }
     }
 
+    /// The logs the selection left out, as SKIPPED results after the `judged` ones (the logs
+    /// read and the unreadable inputs, keyed first by `qualify_logs`).
+    fn left_out(&self, judged: usize, skipped: Vec<aether_ingest::Skipped>) {
+        for (i, q) in aether_predict::qualify::left_out(skipped).enumerate() {
+            self.add((judged + i) as u64, q);
+        }
+    }
+
     fn add(&self, key: u64, q: AppQualification) {
         let full = match self.pending.lock() {
             Ok(mut p) => {
@@ -229,7 +237,7 @@ pub fn qualify(ws: &Workspace, mut req: QualifyRequest) -> Result<(Finished, Vec
     let mut sink = Sink::new(ws, Outputs::new(output.as_deref(), &names, format)?);
     sink.history = Some((&history, &opts, &model_name));
     sink.step_log = step.as_ref().map(|s| s.event_log.as_str());
-    let first_left_out = (found.logs.len() + found.errors.len()) as u64;
+    let judged = found.logs.len() + found.errors.len();
     aether_predict::qualify::qualify_logs(
         &found.logs,
         found.errors,
@@ -237,9 +245,7 @@ pub fn qualify(ws: &Workspace, mut req: QualifyRequest) -> Result<(Finished, Vec
         &rt,
         |k, q, _, _, _| sink.add(k, q),
     );
-    for (i, q) in aether_predict::qualify::left_out(found.skipped).enumerate() {
-        sink.add(first_left_out + i as u64, q);
-    }
+    sink.left_out(judged, found.skipped);
     let (finished, step_jobs) = sink.finish()?;
     if let Some(src) = &step {
         let mut h = history.lock().unwrap_or_else(|e| e.into_inner());
@@ -273,15 +279,13 @@ pub struct WarehouseQualified {
 impl WarehouseQualified {
     /// What was read, judged and skipped, in one line (`took`: the whole command's time).
     pub fn summary(&self, location: &str, took: std::time::Duration) -> String {
-        format!(
-            "ingested {} log(s) ({} with tables, {} qualified, {:.1} MB uncompressed, {:.2} s), skipped {} already in {}",
-            self.written,
-            self.with_tables,
-            self.finished.qualified,
-            self.bytes as f64 / 1e6,
+        aether_engine::ingested_line(
+            (self.written, self.with_tables),
+            Some(self.finished.qualified),
+            self.bytes,
             took.as_secs_f64(),
             self.skipped,
-            location
+            location,
         )
     }
 }
@@ -309,7 +313,7 @@ pub fn qualify_to_warehouse(
     let failures = std::sync::Mutex::new(Vec::<String>::new());
     let handle = rt.handle().clone();
     let sink = Sink::new(ws, outputs);
-    let first_left_out = (pending.todo.len() + pending.source_errors.len()) as u64;
+    let judged = pending.todo.len() + pending.source_errors.len();
     aether_predict::qualify::qualify_logs(
         &pending.todo,
         pending.source_errors.clone(),
@@ -343,9 +347,7 @@ pub fn qualify_to_warehouse(
             "{location}: the unreadable inputs are not recorded: {e}"
         ));
     }
-    for (i, q) in aether_predict::qualify::left_out(pending.left_out).enumerate() {
-        sink.add(first_left_out + i as u64, q);
-    }
+    sink.left_out(judged, pending.left_out);
     let (finished, _) = sink.finish()?;
     let (written, with_tables, bytes) = written.into_inner().unwrap_or_default();
     Ok(WarehouseQualified {

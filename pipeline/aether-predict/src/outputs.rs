@@ -160,8 +160,24 @@ fn spill_dir(parent: &Path) -> Result<SpillDir> {
     std::fs::create_dir_all(parent)
         .map_err(PredictError::io(format!("creating {}", parent.display())))?;
     let dir = parent.join(format!(".spill-{}", std::process::id()));
-    // a folder left by a killed run of the same pid is stale
+    // a folder left by a killed run (its process gone, or one with this pid) is stale; which
+    // processes live is asked of /proc (where there is none, only this pid's is removed)
     let _ = std::fs::remove_dir_all(&dir);
+    let procs = Path::new("/proc/self").exists();
+    for e in std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|_| procs)
+    {
+        let name = e.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix(".spill-"));
+        if let Some(pid) = pid.filter(|p| p.parse::<u32>().is_ok())
+            && !Path::new("/proc").join(pid).exists()
+        {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
     std::fs::create_dir(&dir).map_err(PredictError::io(format!("creating {}", dir.display())))?;
     Ok(SpillDir(dir))
 }
@@ -747,6 +763,26 @@ mod tests {
         assert!(dir.path().join("same.conf").exists());
         assert!(dir.path().join("same-7.conf").exists());
         assert!(!dir.path().join("same-8.conf").exists());
+    }
+
+    /// The spill folder of a run killed with -9 is removed by the next run into the folder;
+    /// another live process's is left alone.
+    #[test]
+    fn a_killed_runs_spill_folder_is_removed_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join(".spill-4294967295");
+        let live = dir.path().join(".spill-1"); // init never exits
+        for d in [&dead, &live] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("summary"), "rows").unwrap();
+        }
+        Outputs::new(Some(dir.path()), &[], OutputFormat::Table)
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(!dead.exists());
+        assert!(live.exists());
+        assert!(dir.path().join("status.csv").exists());
     }
 
     /// Without `--output`, nothing is written; the console still has its apps. In CSV and

@@ -4,15 +4,19 @@
 //! `.cargo/config.toml` (the folder `scripts/setup` fills from the PyPI wheel xgboost-cpu).
 fn main() {
     println!("cargo:rerun-if-env-changed=XGBOOST_LIB_DIR");
+    // macOS (the release workflow's macOS wheels): Apple's linker, Mach-O run paths; the ELF
+    // linker's layout flags below are not for it
+    let macos = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("macos");
     // release binaries: identical functions folded into one (the many copies of one generic
     // instance that each crate makes): a smaller binary, and fewer code pages touched per run
-    if std::env::var("PROFILE").as_deref() == Ok("release") {
+    if std::env::var("PROFILE").as_deref() == Ok("release") && !macos {
         println!("cargo:rustc-link-arg=-Wl,--icf=all");
         release_layout();
     }
     // an install laid out as bin/aether beside lib/ (scripts/image --files, the container
-    // image) finds the wheel's library there first, wherever it is copied
-    println!("cargo:rustc-link-arg=-Wl,-rpath,$ORIGIN/../lib/xgboost/lib");
+    // image, the wheel) finds the wheel's library there first, wherever it is copied
+    let origin = if macos { "@executable_path" } else { "$ORIGIN" };
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{origin}/../lib/xgboost/lib");
     match std::env::var("XGBOOST_LIB_DIR") {
         Ok(dir) => {
             println!("cargo:rustc-link-search=native={dir}");

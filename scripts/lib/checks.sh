@@ -52,10 +52,20 @@ libclang_search_dirs() {
 # The XGBoost library unpacked from the wheel, at the version setup pins.
 # Usage: xgboost_ok DEST VERSION -> prints the library path
 xgboost_ok() {
-  local dest=$1 version=$2
-  [ -f "$dest/xgboost/lib/libxgboost.so" ] || return 1
+  local dest=$1 version=$2 lib
+  lib=$dest/xgboost/lib/$(xgboost_library_name)
+  [ -f "$lib" ] || return 1
   [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$version" ] || return 1
-  echo "$dest/xgboost/lib/libxgboost.so"
+  echo "$lib"
+}
+
+# The XGBoost library's file name on this system: libxgboost.dylib on macOS (AETHER_SETUP_OS
+# stands in for uname in the setup tests), libxgboost.so elsewhere.
+xgboost_library_name() {
+  case "${AETHER_SETUP_OS:-$(uname -s)}" in
+    Darwin) echo libxgboost.dylib ;;
+    *) echo libxgboost.so ;;
+  esac
 }
 
 # A program of PYTHON's installation: beside it when PYTHON is a path (a virtualenv's

@@ -478,3 +478,100 @@ fn setup_puts_python_tools_in_a_venv_under_pep_668() {
     );
     assert!(!err.contains("installing"), "{err}");
 }
+
+/// setup on macOS (checked here with `uname` stood in for): the library is libxgboost.dylib from
+/// the PyPI wheel xgboost (xgboost-cpu has none for macOS), a real Mach-O for arm64 needing macOS
+/// 12; the libomp it loads is Homebrew's, installed with brew when missing, and a machine without
+/// brew is told what to install; no libclang from apt (Xcode's serves bindgen); the tests' tools
+/// are Debian's only and say so.
+#[test]
+fn setup_on_macos_takes_the_dylib_and_homebrews_libomp() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let omp = dir.path().join("libomp");
+    let log = dir.path().join("brew.log");
+    write_exe(
+        &bin.join("brew"),
+        &format!(
+            "#!/bin/sh\necho \"$@\" >> {log}\ncase \"$*\" in\n  \"--prefix libomp\") echo {omp} ;;\n  \
+             \"install libomp\") mkdir -p {omp}/lib && : > {omp}/lib/libomp.dylib ;;\n  *) exit 1 ;;\nesac\n",
+            log = log.display(),
+            omp = omp.display()
+        ),
+    );
+    // apt-get must not be asked for anything
+    write_exe(
+        &bin.join("apt-get"),
+        "#!/bin/sh\necho apt-get \"$@\" >&2\nexit 3\n",
+    );
+    let dest = dir.path().join("xgb");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |args: &[&str], path: &str| {
+        Command::new("scripts/setup")
+            .args(args)
+            .current_dir(repo())
+            .env("AETHER_SETUP_OS", "Darwin")
+            .env("AETHER_XGBOOST_DEST", &dest)
+            .env("AETHER_SETUP_PIP_PLATFORM", "macosx_12_0_arm64")
+            .env("PATH", path)
+            .output()
+            .expect("scripts/setup runs")
+    };
+    let o = run(&[], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("installing from the PyPI wheel xgboost into"),
+        "{err}"
+    );
+    let lib = dest.join("xgboost/lib/libxgboost.dylib");
+    assert!(
+        err.contains(&format!("installed {}", lib.display())),
+        "{err}"
+    );
+    assert!(!dest.join("xgboost/lib/libxgboost.so").exists());
+    assert!(err.contains("libomp: installed"), "{err}");
+    assert!(err.contains("bindgen uses Xcode's"), "{err}");
+    assert!(!err.contains("apt-get"), "{err}");
+    assert!(fs::read_to_string(&log).unwrap().contains("install libomp"));
+    // the library is the macOS wheel's: arm64, macOS 12, loading libomp through its run path
+    let o = Command::new("python3")
+        .arg(repo().join("scripts/lib/macho.py"))
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let facts = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{facts}");
+    assert!(
+        facts.contains("\"arch\": \"arm64\"") && facts.contains("\"minos\": [12, 0, 0]"),
+        "{facts}"
+    );
+    assert!(facts.contains("@rpath/libomp.dylib"), "{facts}");
+
+    // again: both found, nothing installed; --test stops, naming why
+    fs::remove_file(&log).unwrap();
+    let o = run(&["--test"], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("xgboost 3.2.0: found"), "{err}");
+    assert!(err.contains("libomp: found"), "{err}");
+    assert!(
+        err.contains("the tests' tools (moto, pyspark, chromium, the image check) are set up on Debian/Ubuntu only"),
+        "{err}"
+    );
+    assert!(!fs::read_to_string(&log).unwrap().contains("install"));
+
+    // no libomp and no brew: what to install
+    fs::remove_dir_all(&omp).unwrap();
+    fs::remove_file(bin.join("brew")).unwrap();
+    let o = run(&[], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "libxgboost.dylib loads libomp.dylib: install Homebrew's libomp (brew install libomp)"
+        ),
+        "{err}"
+    );
+}

@@ -236,6 +236,13 @@ pub fn write_tar(out: &mut impl Write, files: &[(&str, &Path)]) -> Result<()> {
 /// The bundle every task unpacks (`--archives …#aether`): this binary as `aether`, and
 /// `libxgboost.so` with the libraries it loads beside it.
 pub fn bundle(dir: &Path) -> Result<PathBuf> {
+    // the tasks run this very binary on EMR's nodes, which run Linux
+    if !cfg!(target_os = "linux") {
+        bail!(
+            "the fleet's tasks run this aether binary on EMR's Linux nodes, and this one is built              for {}: submit from a Linux install of aether (the Linux wheel, the image)",
+            std::env::consts::OS
+        );
+    }
     let exe = std::env::current_exe().context("the aether binary")?;
     let lib = xgboost_library(&exe).ok_or_else(|| {
         invalid!(

@@ -102,6 +102,17 @@ def read(path):
     return [_thin(data, 0, name)]
 
 
+def dyld_loads(text):
+    """The paths of the images dyld says it loaded (DYLD_PRINT_LIBRARIES on stderr): lines
+    `dyld[PID]: <UUID> /path` (macOS 13 and later) or `dyld[PID]: /path`."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"dyld(?:\[\d+\])?: (?:<[^>]*> )?(/.*)$", line.strip())
+        if m:
+            out.append(m.group(1))
+    return out
+
+
 def wheel_tag(files):
     """(macosx_<major>_<minor>_<arch>, [libraries neither carried nor the system's]) for the
     Mach-O files a wheel carries: the highest minimum macOS any of them needs (11 and later tag as

@@ -171,3 +171,32 @@ fn bad_files_are_named() {
     assert_eq!(out.lines().count(), 1, "the good file is still read: {out}");
     assert!(out.contains("@rpath/libomp.dylib"), "{out}");
 }
+
+/// What dyld loaded, read from its DYLD_PRINT_LIBRARIES lines (the wheel check's proof that both
+/// libraries come from the new virtualenv): macOS 13 and later print the image's UUID before the
+/// path (dyld's Loader.cpp: "<%s> %s"), earlier ones the path alone; the program's own output and
+/// other lines are not images.
+#[test]
+fn dyld_loads_are_read_in_both_formats() {
+    let text = "dyld[4242]: <8F1C2A3B-0D4E-3F5A-9B6C-7D8E9F0A1B2C> /private/var/folders/ab/T/aether-wheel-check-x/venv/bin/aether\n\
+                dyld[4242]: <11111111-2222-3333-4444-555555555555> /private/var/folders/ab/T/aether-wheel-check-x/venv/lib/xgboost/lib/libxgboost.dylib\n\
+                dyld[17]: /usr/lib/libSystem.B.dylib\n\
+                aether 0.1.0\n\
+                dyld: warning, something else\n";
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = dir.path().join("stderr.txt");
+    std::fs::write(&stderr, text).unwrap();
+    let o = python(
+        "print(json.dumps(macho.dyld_loads(open(sys.argv[1]).read())))",
+        &[&stderr],
+    );
+    let v: serde_json::Value = serde_json::from_str(ok(&o).trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([
+            "/private/var/folders/ab/T/aether-wheel-check-x/venv/bin/aether",
+            "/private/var/folders/ab/T/aether-wheel-check-x/venv/lib/xgboost/lib/libxgboost.dylib",
+            "/usr/lib/libSystem.B.dylib"
+        ])
+    );
+}

@@ -116,8 +116,9 @@ def dyld_loads(text):
 def wheel_tag(files):
     """(macosx_<major>_<minor>_<arch>, [libraries neither carried nor the system's]) for the
     Mach-O files a wheel carries: the highest minimum macOS any of them needs (11 and later tag as
-    <major>_0; 10.9 where none says), arm64, x86_64 or universal2 where every file has both. A library is carried when a
-    file of that name is in the wheel, whatever path (@rpath/…) names it."""
+    <major>_0; 10.9 where none says), arm64, x86_64 or universal2 where every file has both. A
+    library is carried when a file of that name is in the wheel, whatever path (@rpath/…) names
+    it."""
     carried = {str(f).rsplit("/", 1)[-1] for f in files}
     minos, arches, outside = (10, 9, 0), None, []
     for f in files:

@@ -236,13 +236,6 @@ pub fn write_tar(out: &mut impl Write, files: &[(&str, &Path)]) -> Result<()> {
 /// The bundle every task unpacks (`--archives …#aether`): this binary as `aether`, and
 /// `libxgboost.so` with the libraries it loads beside it.
 pub fn bundle(dir: &Path) -> Result<PathBuf> {
-    // the tasks run this very binary on EMR's nodes, which run Linux
-    if !cfg!(target_os = "linux") {
-        bail!(
-            "the fleet's tasks run this aether binary on EMR's Linux nodes, and this one is built              for {}: submit from a Linux install of aether (the Linux wheel, the image)",
-            std::env::consts::OS
-        );
-    }
     let exe = std::env::current_exe().context("the aether binary")?;
     let lib = xgboost_library(&exe).ok_or_else(|| {
         invalid!(
@@ -280,10 +273,19 @@ pub fn bundle(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Whether this binary and the XGBoost library it ships can load on the nodes of an EMR release:
-/// the glibc they were linked against against the nodes' (Amazon Linux 2023 on EMR 7: 2.34).
+/// a Linux build, linked against a glibc no newer than the nodes' (Amazon Linux 2023 on EMR 7:
+/// 2.34).
 /// An error naming both, before anything is uploaded; unknown releases pass. `AETHER_NODE_GLIBC`
 /// (`2.34`) says the nodes' glibc where their AMI is not the release's (a custom AMI, an emulator).
 fn runs_on_nodes(c: &aether_platform::ClusterInfo) -> Result<()> {
+    // the tasks run this very binary on the nodes, which run Linux whatever the release
+    if !cfg!(target_os = "linux") {
+        bail!(
+            "the fleet's tasks run this aether binary on EMR's Linux nodes, and this one is built \
+             for {}: submit from a Linux install of aether (the Linux wheel, the image)",
+            std::env::consts::OS
+        );
+    }
     let release_label = c.release_label.as_deref().unwrap_or("its release");
     let nodes = match std::env::var("AETHER_NODE_GLIBC") {
         Ok(v) => Some(crate::glibc::parse(&v).ok_or_else(|| {
